@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
+)
+
+// memoryFlags are the fields add and update take as flags.
+type memoryFlags struct {
+	name, description, typ, scene, source, metadata string
+	scope, tags                                     []string
+	favorite                                        bool
+}
+
+func (f *memoryFlags) register(c *cobra.Command) {
+	c.Flags().StringVar(&f.name, "name", "", "short title")
+	c.Flags().StringVar(&f.description, "description", "", "one-line summary")
+	c.Flags().StringVar(&f.typ, "type", "", "type: fact, person, event, preference, instruction… (default note)")
+	c.Flags().StringVar(&f.scene, "scene", "", "context the memory belongs to")
+	c.Flags().StringVar(&f.source, "source", "", "where it came from")
+	c.Flags().StringVar(&f.metadata, "metadata", "", "JSON object of extra fields")
+	c.Flags().StringArrayVar(&f.scope, "scope", nil, "scope key=value (repeatable, or k=v,k=v)")
+	c.Flags().StringArrayVar(&f.tags, "tag", nil, "tag (repeatable)")
+}
+
+func newAdd(e *env) *cobra.Command {
+	var f memoryFlags
+	c := &cobra.Command{
+		Use:   "add TEXT",
+		Short: "Store one memory and print its id",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			m := &engram.Memory{Text: a[0], Name: f.name, Description: f.description, Type: f.typ,
+				Scene: f.scene, Source: f.source, Tags: f.tags, Favorite: f.favorite}
+			scope, err := memory.ParseScope(f.scope...)
+			if err != nil {
+				return usageError{fmt.Errorf("--scope: %w", err)}
+			}
+			m.Scope = scope
+			if f.metadata != "" {
+				m.Metadata = json.RawMessage(f.metadata)
+			}
+			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+				res, err := db.Add(cmd.Context(), m)
+				if err != nil {
+					return err
+				}
+				if res.Deferred != "" {
+					fmt.Fprintln(e.stderr, "engram: warning: "+res.Deferred)
+				}
+				return e.out(res, func(w io.Writer) error {
+					_, err := fmt.Fprintln(w, strings.Join(res.IDs, "\n"))
+					return err
+				})
+			})
+		},
+	}
+	f.register(c)
+	c.Flags().BoolVar(&f.favorite, "favorite", false, "mark as a favorite")
+	return c
+}
+
+func newUpdate(e *env) *cobra.Command {
+	var f memoryFlags
+	var text string
+	var fav string
+	c := &cobra.Command{
+		Use:   "update ID",
+		Short: "Change a memory's fields (only the flags given)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var p engram.Patch
+			str := func(name string, v *string) *string {
+				if cmd.Flags().Changed(name) {
+					return v
+				}
+				return nil
+			}
+			p.Text = str("text", &text)
+			p.Name = str("name", &f.name)
+			p.Description = str("description", &f.description)
+			p.Type = str("type", &f.typ)
+			p.Scene = str("scene", &f.scene)
+			p.Source = str("source", &f.source)
+			if cmd.Flags().Changed("scope") {
+				scope, err := memory.ParseScope(f.scope...)
+				if err != nil {
+					return usageError{fmt.Errorf("--scope: %w", err)}
+				}
+				p.Scope = &scope
+			}
+			if cmd.Flags().Changed("tag") {
+				p.Tags = &f.tags
+			}
+			if cmd.Flags().Changed("metadata") {
+				raw := json.RawMessage(f.metadata)
+				p.Metadata = &raw
+			}
+			if cmd.Flags().Changed("favorite") {
+				on, err := parseBool(fav)
+				if err != nil {
+					return usageError{fmt.Errorf("--favorite: %w", err)}
+				}
+				p.Favorite = &on
+			}
+			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+				m, err := db.Update(cmd.Context(), a[0], p)
+				if err != nil {
+					return err
+				}
+				return e.out(m, func(w io.Writer) error { _, err := fmt.Fprintln(w, m.ID); return err })
+			})
+		},
+	}
+	f.register(c)
+	c.Flags().StringVar(&text, "text", "", "new text")
+	c.Flags().StringVar(&fav, "favorite", "", "true or false")
+	return c
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "true", "yes", "on", "1":
+		return true, nil
+	case "false", "no", "off", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", s)
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engram-memory/engram"
+)
+
+func newImport(e *env) *cobra.Command {
+	var skip bool
+	c := &cobra.Command{
+		Use:   "import FILE|-",
+		Short: "Load memories from JSONL (all or nothing unless --skip-invalid)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var in io.Reader = e.stdin
+			if a[0] != "-" {
+				f, err := os.Open(a[0])
+				if err != nil {
+					return usagef("import: %v", err)
+				}
+				defer f.Close()
+				in = f
+			}
+			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+				res, err := db.Import(cmd.Context(), in, engram.ImportOptions{SkipInvalid: skip})
+				if err != nil {
+					return err
+				}
+				for _, s := range res.Skipped {
+					fmt.Fprintf(e.stderr, "engram: skipped %v\n", s)
+				}
+				if res.Deferred != "" {
+					fmt.Fprintln(e.stderr, "engram: warning: "+res.Deferred)
+				}
+				return e.out(res, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "imported %d memories (%d embedded, %d lines skipped)\n",
+						len(res.IDs), res.Embedded, len(res.Skipped))
+					return err
+				})
+			})
+		},
+	}
+	c.Flags().BoolVar(&skip, "skip-invalid", false, "import the valid lines and report each skipped line")
+	return c
+}
+
+func newExport(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "export",
+		Short: "Write every memory as JSONL to stdout (import restores it exactly)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.withDB(cmd.Context(), func(db *engram.DB) error { return db.Export(cmd.Context(), e.stdout) })
+		},
+	}
+}

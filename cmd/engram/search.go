@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/memory"
+)
+
+// searchFlags are the query options a command line can give.
+type searchFlags struct {
+	limit, candidates            int
+	mode, typ, scene, source     string
+	fusion, since, until         string
+	scope, tags                  []string
+	vectorWeight, lambda, minRel float64
+	rerank, mmr, hyde, noRecord  bool
+	batch                        string
+	context                      bool
+	budget                       int
+}
+
+func newSearch(e *env) *cobra.Command {
+	var f searchFlags
+	c := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Recall memories for a query (hybrid BM25 + vector, explained)",
+		Long: `Recall memories for a query. The default output explains each result: its BM25
+rank and score, vector rank and cosine, fused score and boosts. --json gives the
+full response (DESIGN §6); --context gives compact text for an LLM's context.
+
+With --batch FILE (or - for stdin), each line is a JSON query object
+({"qid", "query", "limit", "scope", "type", ...}); one JSON response a line comes
+out in the same order with qid echoed. Flags apply to lines that do not set their own.`,
+		Args: func(cmd *cobra.Command, a []string) error {
+			if f.batch != "" {
+				return args(cobra.NoArgs)(cmd, a)
+			}
+			return args(cobra.ExactArgs(1))(cmd, a)
+		},
+		RunE: func(cmd *cobra.Command, a []string) error {
+			base, err := f.query(cmd)
+			if err != nil {
+				return usageError{err}
+			}
+			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+				if f.batch != "" {
+					return e.searchBatch(cmd, db, base, f.batch)
+				}
+				base.Query = a[0]
+				resp, err := db.Search(cmd.Context(), base)
+				if err != nil {
+					return err
+				}
+				switch {
+				case e.json:
+					return format.JSON(e.stdout, resp, false)
+				case f.context:
+					return format.Context(e.stdout, resp.Results, f.budget)
+				}
+				return format.Explained(e.stdout, resp)
+			})
+		},
+	}
+	fl := c.Flags()
+	fl.IntVar(&f.limit, "limit", 10, "number of results (1–1000)")
+	fl.StringVar(&f.mode, "mode", "hybrid", "hybrid, bm25 or vector")
+	fl.StringVar(&f.typ, "type", "", "only memories of this type")
+	fl.StringVar(&f.scene, "scene", "", "only memories of this scene")
+	fl.StringVar(&f.source, "source", "", "only memories from this source")
+	fl.StringArrayVar(&f.scope, "scope", nil, "only memories in scope key=value (repeatable)")
+	fl.StringArrayVar(&f.tags, "tag", nil, "only memories with this tag (repeatable: all must hold)")
+	fl.StringVar(&f.since, "since", "", "created at or after: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h")
+	fl.StringVar(&f.until, "until", "", "created before: same forms as --since")
+	fl.StringVar(&f.fusion, "fusion", "", "rrf (default), rsf (relative score) or dbsf (distribution-based)")
+	fl.Float64Var(&f.vectorWeight, "vector-weight", -1, "vector leg weight for this query (BM25's is 1)")
+	fl.IntVar(&f.candidates, "candidates", 0, "per-leg candidate pool (default max(5×limit, 50))")
+	fl.BoolVar(&f.rerank, "rerank", false, "rerank the top candidates with the configured cross-encoder")
+	fl.BoolVar(&f.mmr, "mmr", false, "diversify with MMR over stored vectors")
+	fl.Float64Var(&f.lambda, "lambda", -1, "MMR λ: relevance vs diversity (default 0.7)")
+	fl.BoolVar(&f.hyde, "hyde", false, "embed an LLM-written hypothetical memory instead of the query")
+	fl.Float64Var(&f.minRel, "min-relevance", 0, "drop results whose relevance (0–1) is below this")
+	fl.BoolVar(&f.noRecord, "no-record", false, "do not count this delivery as a use")
+	fl.StringVar(&f.batch, "batch", "", "JSONL file of queries, or - for stdin")
+	fl.BoolVar(&f.context, "context", false, "compact text for an LLM's context")
+	fl.IntVar(&f.budget, "budget", 2000, "character budget of --context output (0: unlimited)")
+	return c
+}
+
+// query builds the query the flags describe (without its text).
+func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
+	q := memory.Query{Limit: f.limit, Mode: f.mode, Fusion: f.fusion, Candidates: f.candidates,
+		Rerank: f.rerank, MMR: f.mmr, HyDE: f.hyde, MinRelevance: f.minRel, NoRecord: f.noRecord}
+	if f.limit <= 0 {
+		return q, fmt.Errorf("--limit %d: must be at least 1", f.limit)
+	}
+	q.Type, q.Scene, q.Source, q.Tags = f.typ, f.scene, f.source, f.tags
+	scope, err := memory.ParseScope(f.scope...)
+	if err != nil {
+		return q, fmt.Errorf("--scope: %w", err)
+	}
+	q.Scope = scope
+	now := time.Now()
+	if f.since != "" {
+		t, err := parseTime(f.since, now)
+		if err != nil {
+			return q, fmt.Errorf("--since: %w", err)
+		}
+		q.Since = &t
+	}
+	if f.until != "" {
+		t, err := parseTime(f.until, now)
+		if err != nil {
+			return q, fmt.Errorf("--until: %w", err)
+		}
+		q.Until = &t
+	}
+	if cmd.Flags().Changed("vector-weight") {
+		w := f.vectorWeight
+		q.VectorWeight = &w
+	}
+	if cmd.Flags().Changed("lambda") {
+		l := f.lambda
+		q.Lambda = &l
+	}
+	return q, nil
+}
+
+// parseTime accepts RFC 3339, a date, or an age before now ("7d", "36h").
+func parseTime(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if d, err := strconv.Atoi(n); err == nil && d >= 0 {
+			return now.Add(-time.Duration(d) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not RFC 3339, YYYY-MM-DD or an age such as 7d", s)
+}
+
+// batchError is a batch line's answer when its query could not run.
+type batchError struct {
+	QID   string `json:"qid,omitempty"`
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+// searchBatch answers one JSON query a line, in order. A bad line gets an
+// error object in its place; the command then exits 2.
+func (e *env) searchBatch(cmd *cobra.Command, db *engram.DB, base memory.Query, path string) error {
+	var in io.Reader = e.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return usagef("--batch: %v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	line, failed := 0, 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		q, err := batchQuery(base, b)
+		var resp *memory.Response
+		if err == nil {
+			resp, err = db.Search(cmd.Context(), q)
+		}
+		if err != nil {
+			if !errors.Is(err, engram.ErrInvalidQuery) && !errors.Is(err, engram.ErrInvalid) {
+				return fmt.Errorf("line %d: %w", line, err)
+			}
+			failed++
+			if err := format.JSON(out, batchError{QID: q.QID, Line: line, Error: err.Error()}, true); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := format.JSON(out, resp, true); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return usagef("--batch line %d: %v", line+1, err)
+	}
+	if failed > 0 {
+		return usagef("--batch: %d of %d lines were invalid (see their error objects)", failed, line)
+	}
+	return nil
+}
+
+// batchQuery overlays one JSON line on the flags' query.
+func batchQuery(base memory.Query, b []byte) (memory.Query, error) {
+	q := base
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return q, fmt.Errorf("%w: not a JSON object: %v", engram.ErrInvalidQuery, err)
+	}
+	if _, ok := keys["scope"]; ok {
+		q.Scope = nil
+	}
+	if _, ok := keys["tags"]; ok {
+		q.Tags = nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return q, fmt.Errorf("%w: %v", engram.ErrInvalidQuery, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return q, nil
+}

@@ -1,0 +1,110 @@
+package engram
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/embed/glove"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Degraded is re-exported for callers that build responses.
+type Degraded = memory.Degraded
+
+// ModelDefault is what Engram assumes about an embedding model until a store is
+// calibrated: the vector leg's fusion weight (BM25's is 1) and the cosine an
+// unrelated memory typically reaches (the zero of the relevance signal).
+type ModelDefault struct {
+	VectorWeight float64
+	Floor        float64
+}
+
+// modelDefaults, by model-id prefix, from the measurements in DESIGN §4 and the
+// eval harness: a weak model gets a small weight, or fusion falls below BM25.
+var modelDefaults = []struct {
+	prefix string
+	ModelDefault
+}{
+	{"glove100-", ModelDefault{VectorWeight: 0.1, Floor: 0.55}},
+	{"openai:", ModelDefault{VectorWeight: 1, Floor: 0.2}},
+	{"ollama:", ModelDefault{VectorWeight: 1, Floor: 0.3}},
+}
+
+// unknownModel is assumed for a model not listed: half weight.
+var unknownModel = ModelDefault{VectorWeight: 0.5, Floor: 0.3}
+
+// ModelDefaults returns the defaults for an embedding model id.
+func ModelDefaults(model string) ModelDefault {
+	for _, d := range modelDefaults {
+		if strings.HasPrefix(model, d.prefix) {
+			return d.ModelDefault
+		}
+	}
+	return unknownModel
+}
+
+// BuiltinEmbedder is the offline default: pooled GloVe vectors compiled into
+// the binary.
+func BuiltinEmbedder() (embed.Embedder, error) { return glove.Default() }
+
+// settingVectorWeight is the settings key of a store's vector weight for a model.
+func settingVectorWeight(model string) string { return "vector_weight/" + model }
+
+// vectorWeight resolves the vector leg's weight: the option, else the store's
+// setting for this model, else the model's default.
+func (db *DB) vectorWeight() (float64, string) {
+	if db.opts.VectorWeight != nil {
+		return *db.opts.VectorWeight, "option"
+	}
+	model := db.embedder.Model()
+	db.mu.RLock()
+	w, ok := db.storeWeights[model]
+	db.mu.RUnlock()
+	if ok {
+		return w, "store"
+	}
+	return ModelDefaults(model).VectorWeight, "model"
+}
+
+// SetVectorWeight stores this store's vector weight for the current model
+// (as calibrate does); a negative weight removes it.
+func (db *DB) SetVectorWeight(ctx context.Context, w float64) error {
+	if db.embedder == nil {
+		return embed.ErrNoEmbedder
+	}
+	model := db.embedder.Model()
+	val := ""
+	if w >= 0 {
+		val = strconv.FormatFloat(w, 'g', -1, 64)
+	}
+	if err := db.st.SetSetting(ctx, settingVectorWeight(model), val); err != nil {
+		return err
+	}
+	return db.loadSettings(ctx)
+}
+
+// loadSettings reads the store-level settings the pipeline uses.
+func (db *DB) loadSettings(ctx context.Context) error {
+	weights := map[string]float64{}
+	if db.embedder != nil {
+		model := db.embedder.Model()
+		v, ok, err := db.st.Setting(ctx, settingVectorWeight(model))
+		if err != nil {
+			return err
+		}
+		if ok {
+			w, err := strconv.ParseFloat(v, 64)
+			if err != nil || w < 0 {
+				return fmt.Errorf("setting %s: %q is not a weight", settingVectorWeight(model), v)
+			}
+			weights[model] = w
+		}
+	}
+	db.mu.Lock()
+	db.storeWeights = weights
+	db.mu.Unlock()
+	return nil
+}

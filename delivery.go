@@ -1,0 +1,222 @@
+package engram
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Delivery defaults.
+const (
+	DefaultBriefBudget  = 2000 // characters
+	DefaultInjectBudget = 1500 // characters
+	DefaultInjectLimit  = 5
+	// DefaultInjectRelevance is the bar a memory's relevance (explain.relevance,
+	// in [0,1]) must clear to be injected into a prompt's context.
+	DefaultInjectRelevance = 0.35
+)
+
+// BriefOptions shape a session-start briefing.
+type BriefOptions struct {
+	Filter
+	Budget int // characters of Text; 0 means DefaultBriefBudget
+	Limit  int // memories at most; 0 means as many as the budget holds
+	// NoRecord skips counting the delivery as a use.
+	NoRecord bool
+}
+
+// BriefItem is one memory in a briefing and why it is there.
+type BriefItem struct {
+	Result
+	Reason string `json:"reason"` // favorite, demand or recent
+}
+
+// Brief is a session-start briefing.
+type Brief struct {
+	Items []BriefItem `json:"items"`
+	// Text is the briefing formatted for an LLM's context, within the budget.
+	Text string `json:"text"`
+}
+
+// Brief gathers what an agent should know at the start of a session: its
+// favorites, then its most-demanded memories, then the most recent, all in
+// the filter's scope and within the character budget.
+func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
+	if opt.Budget < 0 || opt.Limit < 0 {
+		return nil, fmt.Errorf("%w: budget and limit must not be negative", ErrInvalid)
+	}
+	if err := memory.ValidateScope(opt.Scope); err != nil {
+		return nil, err
+	}
+	if opt.Budget == 0 {
+		opt.Budget = DefaultBriefBudget
+	}
+	if err := db.sync(ctx); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var favs, all []*memory.Memory
+	db.mu.RLock()
+	db.ix.Each(db.ix.Allowed(&opt.Filter), func(m *memory.Memory) bool {
+		all = append(all, m)
+		if m.Favorite {
+			favs = append(favs, m)
+		}
+		return true
+	})
+	db.mu.RUnlock()
+	byDemand := func(ms []*memory.Memory) {
+		sort.Slice(ms, func(i, j int) bool {
+			di, dj := ms[i].DemandNow(now), ms[j].DemandNow(now)
+			if di != dj {
+				return di > dj
+			}
+			if !ms[i].CreatedAt.Equal(ms[j].CreatedAt) {
+				return ms[i].CreatedAt.After(ms[j].CreatedAt)
+			}
+			return ms[i].ID < ms[j].ID
+		})
+	}
+	byDemand(favs)
+	demanded := make([]*memory.Memory, 0, len(all))
+	for _, m := range all {
+		if m.DemandNow(now) > 0 {
+			demanded = append(demanded, m)
+		}
+	}
+	byDemand(demanded)
+	recent := append([]*memory.Memory(nil), all...)
+	sort.Slice(recent, func(i, j int) bool {
+		if !recent[i].CreatedAt.Equal(recent[j].CreatedAt) {
+			return recent[i].CreatedAt.After(recent[j].CreatedAt)
+		}
+		return recent[i].ID > recent[j].ID
+	})
+
+	b := &Brief{Items: []BriefItem{}}
+	seen := map[string]bool{}
+	var results []Result
+	used := 0
+	full := false
+	for _, group := range []struct {
+		reason string
+		ms     []*memory.Memory
+	}{{"favorite", favs}, {"demand", demanded}, {"recent", recent}} {
+		for _, m := range group.ms {
+			if full || (opt.Limit > 0 && len(b.Items) == opt.Limit) {
+				full = true
+				break
+			}
+			if seen[m.ID] {
+				continue
+			}
+			r := resultOf(m)
+			n := format.ContextLen(r)
+			if used+n > opt.Budget {
+				continue // a shorter one may still fit
+			}
+			seen[m.ID] = true
+			used += n
+			b.Items = append(b.Items, BriefItem{Result: r, Reason: group.reason})
+			results = append(results, r)
+		}
+	}
+	var buf bytes.Buffer
+	if err := format.Context(&buf, results, opt.Budget); err != nil {
+		return nil, err
+	}
+	b.Text = buf.String()
+	if !opt.NoRecord {
+		if err := db.recordUse(ctx, results); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// InjectOptions shape prompt-matched recall.
+type InjectOptions struct {
+	Filter
+	Budget int // characters; 0 means DefaultInjectBudget
+	Limit  int // 0 means DefaultInjectLimit
+	// MinRelevance is the bar; nil means DefaultInjectRelevance.
+	MinRelevance *float64
+	NoRecord     bool
+}
+
+// Injection is what inject returns: only memories that clear the bar,
+// possibly none, formatted for direct insertion into a prompt's context.
+type Injection struct {
+	Results  []Result   `json:"results"`
+	Text     string     `json:"text"`
+	Strategy string     `json:"strategy"`
+	Degraded []Degraded `json:"degraded"`
+}
+
+// Inject recalls memories for a user prompt and keeps only those whose
+// relevance clears the bar, within the budget. Nothing relevant gives an
+// empty injection, not an error.
+func (db *DB) Inject(ctx context.Context, prompt string, opt InjectOptions) (*Injection, error) {
+	bar := DefaultInjectRelevance
+	if opt.MinRelevance != nil {
+		bar = *opt.MinRelevance
+	}
+	if opt.Budget < 0 {
+		return nil, fmt.Errorf("%w: budget must not be negative", ErrInvalid)
+	}
+	if opt.Budget == 0 {
+		opt.Budget = DefaultInjectBudget
+	}
+	if opt.Limit == 0 {
+		opt.Limit = DefaultInjectLimit
+	}
+	resp, err := db.Search(ctx, Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, MinRelevance: bar, NoRecord: true})
+	if err != nil {
+		return nil, err
+	}
+	inj := &Injection{Results: []Result{}, Strategy: resp.Strategy, Degraded: resp.Degraded}
+	used := 0
+	for _, r := range resp.Results {
+		if n := format.ContextLen(r); used+n <= opt.Budget {
+			used += n
+			inj.Results = append(inj.Results, r)
+		}
+	}
+	var buf bytes.Buffer
+	if err := format.Context(&buf, inj.Results, opt.Budget); err != nil {
+		return nil, err
+	}
+	inj.Text = buf.String()
+	if !opt.NoRecord {
+		if err := db.recordUse(ctx, inj.Results); err != nil {
+			return nil, err
+		}
+	}
+	return inj, nil
+}
+
+// recordUse counts a delivery of each result as a use.
+func (db *DB) recordUse(ctx context.Context, results []Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.ID
+	}
+	if err := db.st.RecordUse(ctx, ids, time.Now().UTC()); err != nil {
+		return err
+	}
+	return db.sync(ctx)
+}
+
+// resultOf is a memory as a result without search evidence.
+func resultOf(m *memory.Memory) Result {
+	return Result{ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
+		Scope: m.Scope, Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
+}

@@ -1,0 +1,22 @@
+// Package embed turns text into vectors. Embedder is the one interface the
+// recall pipeline needs; providers (OpenAI-compatible HTTP, Ollama, the
+// built-in offline model) and the content-hash cache implement it.
+package embed
+
+import (
+	"context"
+	"errors"
+)
+
+// Embedder maps texts to vectors.
+type Embedder interface {
+	// Model names the model, qualified by provider ("openai:text-embedding-3-small",
+	// "glove100-sif-v1"). Vectors from different models are never compared.
+	Model() string
+	// Embed returns one vector per text, in order. A text the model cannot
+	// embed (for example one with no known word) gets a nil vector, not an error.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// ErrNoEmbedder is returned where an embedding is asked for but none is configured.
+var ErrNoEmbedder = errors.New("no embedder configured")

@@ -1,0 +1,256 @@
+// Package engram is a memory engine for LLM agents: memories in one SQLite file,
+// recalled by a hybrid of BM25 keyword ranking and dense-vector similarity fused
+// by rank, with every result explained.
+//
+//	db, err := engram.Open("agent.db", engram.Options{})
+//	ids, err := db.Add(ctx, &engram.Memory{Text: "The user prefers dark themes"})
+//	resp, err := db.Search(ctx, engram.Query{Query: "which colour scheme does the user like"})
+package engram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/index"
+	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/tokenize"
+	"github.com/engram-memory/engram/llm"
+	"github.com/engram-memory/engram/memory"
+	"github.com/engram-memory/engram/rerank"
+)
+
+// The domain types, re-exported for library users.
+type (
+	Memory    = memory.Memory
+	Embedding = memory.Embedding
+	Filter    = memory.Filter
+	Query     = memory.Query
+	Response  = memory.Response
+	Result    = memory.Result
+	Explain   = memory.Explain
+)
+
+// Errors callers may test with errors.Is.
+var (
+	ErrNotFound     = memory.ErrNotFound
+	ErrInvalid      = memory.ErrInvalid
+	ErrInvalidQuery = recall.ErrInvalidQuery
+	ErrNotEngram    = store.ErrNotEngram
+	ErrNewerSchema  = store.ErrNewerSchema
+	ErrBadPath      = store.ErrBadPath
+)
+
+// Options configure a DB. The zero value is the embedded default: the built-in
+// offline embedder, stemming and stopwords on, standard BM25.
+type Options struct {
+	// Embedder embeds memories and queries. Nil means the built-in offline
+	// model unless NoEmbedder is set, which gives keyword-only search.
+	Embedder   embed.Embedder
+	NoEmbedder bool
+	// CacheEmbeddings keeps every vector the embedder makes in the store's
+	// content-hash cache, so unchanged text is never embedded twice (for
+	// remote embedders; the built-in one is faster than the lookup).
+	CacheEmbeddings bool
+	// EmbedTimeout bounds embedding a query; past it the search is keyword-only.
+	EmbedTimeout time.Duration
+	// WriteEmbedTimeout bounds embedding one batch of up to 256 memories being
+	// written (default 30s); past it they are stored without vectors, for Reindex.
+	WriteEmbedTimeout time.Duration
+	// VectorWeight overrides the vector leg's fusion weight (else the store's
+	// calibrated weight, else the model's default).
+	VectorWeight *float64
+	// Tokenizer options for the BM25 leg; nil means tokenize.DefaultOptions().
+	Tokenizer *tokenize.Options
+	// BM25 parameters; zero values take the defaults (k1 1.2, b 0.75, field weights).
+	K1, B        float64
+	FieldWeights []float64
+	// Optional stages.
+	Reranker     rerank.Reranker
+	RerankDepth  int
+	LLM          *llm.Client
+	StageTimeout time.Duration
+	// Logger receives debug information; nil is silent.
+	Logger *slog.Logger
+}
+
+// DB is an open Engram store: the file plus the in-memory indexes that mirror it.
+// It is safe for concurrent use; other processes may use the same file.
+type DB struct {
+	st       *store.Store
+	opts     Options
+	embedder embed.Embedder // nil: keyword only
+	log      *slog.Logger
+
+	mu  sync.RWMutex // guards ix and seq
+	ix  *index.Index
+	seq int64 // last change-log entry applied to ix
+
+	storeWeights map[string]float64 // calibrated vector weights by model, from settings
+
+	syncMu sync.Mutex // one catch-up at a time
+}
+
+// Open opens or creates the store at path and loads its indexes.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{st: st, opts: opts, log: opts.Logger}
+	if db.log == nil {
+		db.log = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case opts.NoEmbedder:
+	case opts.Embedder != nil && opts.CacheEmbeddings:
+		db.embedder = embed.Cached(opts.Embedder, st)
+	case opts.Embedder != nil:
+		db.embedder = opts.Embedder
+	default:
+		db.embedder, err = BuiltinEmbedder()
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("built-in embedder: %w", err)
+		}
+	}
+	tok := tokenize.DefaultOptions()
+	if opts.Tokenizer != nil {
+		tok = *opts.Tokenizer
+	}
+	p := bm25.DefaultParams(index.NumFields)
+	if opts.K1 > 0 {
+		p.K1 = opts.K1
+	}
+	if opts.B > 0 {
+		p.B = opts.B
+	}
+	if len(opts.FieldWeights) == index.NumFields {
+		p.FieldWeights = opts.FieldWeights
+	} else if opts.FieldWeights != nil {
+		st.Close()
+		return nil, fmt.Errorf("%w: %d field weights given, want %d (name, description, text)", ErrInvalid, len(opts.FieldWeights), index.NumFields)
+	}
+	db.ix = index.New(tokenize.New(tok), p)
+	if err := db.load(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if err := db.loadSettings(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Close closes the file.
+func (db *DB) Close() error { return db.st.Close() }
+
+// Path is the store's file.
+func (db *DB) Path() string { return db.st.Path() }
+
+// Embedder is the embedder in use, or nil for keyword-only.
+func (db *DB) Embedder() embed.Embedder { return db.embedder }
+
+// load fills the index from the file, then catches up with writes made while it read.
+func (db *DB) load(ctx context.Context) error {
+	seq, err := db.st.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	err = db.st.Scan(ctx, func(m *memory.Memory) error {
+		db.ix.Put(m)
+		return nil
+	})
+	db.seq = seq
+	db.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return db.sync(ctx)
+}
+
+// sync applies the change log past the last entry this process has seen, so
+// writes by other processes are visible to the next search without a reload.
+func (db *DB) sync(ctx context.Context) error {
+	db.syncMu.Lock()
+	defer db.syncMu.Unlock()
+	for {
+		db.mu.RLock()
+		after := db.seq
+		db.mu.RUnlock()
+		const batch = 10000
+		changes, err := db.st.Changes(ctx, after, batch)
+		if err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			return nil
+		}
+		// The row as it is now is the truth, whatever the ops in between: read
+		// every changed id once; present means put, absent means delete.
+		seen := map[string]bool{}
+		var ids []string
+		for _, c := range changes {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				ids = append(ids, c.ID)
+			}
+		}
+		rows, err := db.st.GetMany(ctx, ids)
+		if err != nil {
+			return err
+		}
+		db.mu.Lock()
+		for _, id := range ids {
+			if m, ok := rows[id]; ok {
+				db.ix.Put(m)
+			} else {
+				db.ix.Delete(id)
+			}
+		}
+		db.seq = changes[len(changes)-1].Seq
+		db.mu.Unlock()
+		if len(changes) < batch {
+			return nil
+		}
+	}
+}
+
+// applyOwn puts memories this process just wrote with change-log entries
+// first..last straight into the index when no other write came between;
+// otherwise it falls back to sync.
+func (db *DB) applyOwn(ctx context.Context, mems []*memory.Memory, first, last int64) error {
+	db.syncMu.Lock()
+	db.mu.Lock()
+	direct := db.seq == first-1
+	if direct {
+		for _, m := range mems {
+			db.ix.Put(m)
+		}
+		db.seq = last
+	}
+	db.mu.Unlock()
+	db.syncMu.Unlock()
+	if direct {
+		return nil
+	}
+	return db.sync(ctx)
+}
+
+// Count is the number of memories in the index.
+func (db *DB) Count() int {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.ix.Len()
+}
+
+// isNotFound reports whether err is a not-found error.
+func isNotFound(err error) bool { return errors.Is(err, memory.ErrNotFound) }

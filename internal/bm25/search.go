@@ -1,0 +1,258 @@
+package bm25
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/engram-memory/engram/internal/docset"
+)
+
+// Search computes exact top-k BM25 (every returned score is the full sum
+// over query terms, never an estimate) while touching as little as it can:
+// a small allow set is scored document by document, and otherwise rare
+// terms are walked first so that the long lists of common terms can often be
+// restricted to the candidates already found (MaxScore, Turtle & Flood 1995).
+
+// probeCost is the cost of scoring one term for one document by binary search
+// in its term list (about five steps and a cache miss for a typical memory),
+// in units of one posting visited.
+const probeCost = 8
+
+// Search ranks the documents matching any query term and returns the best k,
+// best first, ties broken by Doc ascending. A term repeated in the query
+// counts each time; terms absent from the index contribute nothing; only
+// documents with a positive score are returned. allow, when non-nil, is
+// applied before ranking: documents outside it are never scored, so a small
+// scope inside a large index still gets every match it has. k <= 0 returns
+// nil.
+//
+// All strategies are exact and give bit-identical scores, because each sums
+// a document's term contributions in one canonical order (rarest term first):
+// document-at-a-time over allow when allow is small relative to the postings
+// involved, else term-at-a-time into a pooled dense accumulator, rarest term
+// first; once the k-th best partial score exceeds what the remaining terms
+// could give a document not yet seen, those terms are added to the
+// candidates only.
+func (ix *Index) Search(query []string, allow *docset.Set, k int) []Hit {
+	if k <= 0 || ix.n == 0 {
+		return nil
+	}
+	var buf [8]qterm
+	qts, postingsTouched := ix.resolve(query, buf[:0])
+	if len(qts) == 0 {
+		return nil
+	}
+	sc := newScorer(&ix.p, ix.avgdl())
+	if allow != nil && allow.Len()*len(qts)*probeCost < postingsTouched {
+		return ix.searchAllowed(qts, sc, allow, k)
+	}
+	return ix.searchPostings(qts, sc, allow, k, true)
+}
+
+// Score returns doc's score for query and whether doc is indexed; it equals
+// the Score Search reports for doc.
+func (ix *Index) Score(doc uint32, query []string) (float64, bool) {
+	if int(doc) >= len(ix.present) || !ix.present[doc] {
+		return 0, false
+	}
+	var buf [8]qterm
+	qts, _ := ix.resolve(query, buf[:0])
+	return ix.addTerms(doc, qts, newScorer(&ix.p, ix.avgdl()), 0), true
+}
+
+// UpperBound returns a score no document can exceed for query: the sum over
+// query terms present in the index of idf·(k1+1), since tf/(tf+norm) < 1.
+func (ix *Index) UpperBound(query []string) float64 {
+	var buf [8]qterm
+	qts, _ := ix.resolve(query, buf[:0])
+	return bound(qts)
+}
+
+// bound sums the terms' weights, each the most that term can add to a score.
+func bound(qts []qterm) float64 {
+	var ub float64
+	for _, q := range qts {
+		ub += q.w
+	}
+	return ub
+}
+
+// qterm is a query term found in the index with its weight w = idf·(k1+1).
+type qterm struct {
+	id uint32
+	df int
+	w  float64
+}
+
+// resolve maps query terms to ids and weights, drops absent ones, sorts them
+// into the canonical order (document frequency ascending, then term), and
+// counts the postings they would visit. The order depends only on the
+// indexed content, so two indexes holding the same documents score them
+// bit-identically whatever their history.
+func (ix *Index) resolve(query []string, dst []qterm) ([]qterm, int) {
+	total := 0
+	for _, t := range query {
+		id, ok := ix.terms[t]
+		if !ok {
+			continue
+		}
+		l := &ix.lists[id]
+		dst = append(dst, qterm{id: id, df: l.df, w: ix.p.idf(ix.n, l.df) * (ix.p.K1 + 1)})
+		total += len(l.docs)
+	}
+	slices.SortFunc(dst, func(a, b qterm) int {
+		if c := cmp.Compare(a.df, b.df); c != 0 {
+			return c
+		}
+		return cmp.Compare(ix.names[a.id], ix.names[b.id])
+	})
+	return dst, total
+}
+
+// addTerms adds the contributions of qts to doc's partial score s, in order.
+func (ix *Index) addTerms(doc uint32, qts []qterm, sc scorer, s float64) float64 {
+	dts := ix.docTerms[doc]
+	norm := sc.norm(ix.docLen[doc])
+	for _, q := range qts {
+		i, ok := findTerm(dts, q.id)
+		if !ok || dts[i].pos == noPosting {
+			continue
+		}
+		s += term(q.w, ix.lists[q.id].tfs[dts[i].pos], norm)
+	}
+	return s
+}
+
+// searchAllowed scores each allowed document directly.
+func (ix *Index) searchAllowed(qts []qterm, sc scorer, allow *docset.Set, k int) []Hit {
+	top := topK{k: k}
+	allow.ForEach(func(d uint32) bool {
+		if int(d) >= len(ix.present) {
+			return false
+		}
+		if ix.present[d] {
+			if s := ix.addTerms(d, qts, sc, 0); s > 0 {
+				top.push(Hit{Doc: d, Score: s})
+			}
+		}
+		return true
+	})
+	return top.sorted()
+}
+
+// accumulator is per-search scratch: a dense partial score per document, the
+// documents whose score became non-zero, and a heap for threshold checks.
+type accumulator struct {
+	acc     []float64
+	touched []uint32
+	heap    []Hit
+}
+
+// searchPostings walks the query terms' inverted lists in canonical order,
+// accumulating scores. With prune, it stops once no document outside the
+// candidates seen so far can reach the top k, and finish completes the
+// candidates' scores with the remaining terms.
+func (ix *Index) searchPostings(qts []qterm, sc scorer, allow *docset.Set, k int, prune bool) []Hit {
+	a, _ := ix.scratch.Get().(*accumulator)
+	if a == nil {
+		a = &accumulator{}
+	}
+	if len(a.acc) < len(ix.docLen) {
+		a.acc = make([]float64, len(ix.docLen))
+	}
+	remaining := 0
+	for _, q := range qts {
+		remaining += len(ix.lists[q.id].docs)
+	}
+	acc, touched := a.acc, a.touched[:0]
+	for i, q := range qts {
+		l := &ix.lists[q.id]
+		touched = accumulate(acc, touched, l, ix.docLen, q.w, sc, allow)
+		remaining -= len(l.docs)
+		rest := qts[i+1:]
+		if prune && len(rest) > 0 && len(touched) >= k && len(touched) < remaining &&
+			a.kthBest(acc, touched, k) > bound(rest)*(1+1e-9) {
+			ix.finish(acc, touched, rest, sc)
+			break
+		}
+	}
+
+	top := topK{k: k, hits: make([]Hit, 0, min(k, len(touched)))}
+	for _, d := range touched {
+		s := acc[d]
+		acc[d] = 0 // reset for reuse
+		top.push(Hit{Doc: d, Score: s})
+	}
+	a.touched = touched[:0]
+	ix.scratch.Put(a)
+	return top.sorted()
+}
+
+// finish adds the remaining terms' contributions, in canonical order, to the
+// candidates only (the documents with a non-zero accumulator): per term,
+// either by probing each candidate's term list or, when the inverted list is
+// the shorter walk, by scanning it and skipping non-candidates.
+func (ix *Index) finish(acc []float64, touched []uint32, rest []qterm, sc scorer) {
+	for _, q := range rest {
+		l := &ix.lists[q.id]
+		tfs := l.tfs[:len(l.docs)]
+		if len(touched)*probeCost < len(l.docs) {
+			for _, d := range touched {
+				dts := ix.docTerms[d]
+				if i, ok := findTerm(dts, q.id); ok && dts[i].pos != noPosting {
+					acc[d] += term(q.w, tfs[dts[i].pos], sc.norm(ix.docLen[d]))
+				}
+			}
+			continue
+		}
+		for i, d := range l.docs {
+			if acc[d] != 0 {
+				acc[d] += term(q.w, tfs[i], sc.norm(ix.docLen[d]))
+			}
+		}
+	}
+}
+
+// accumulate adds one term's contribution w·tf/(tf+norm) to every posting's
+// document (those in allow, when allow is non-nil), recording first touches.
+// Every contribution is > 0 (Params' bounds rule out underflow), so a zero
+// accumulator means untouched and touched holds no duplicates.
+func accumulate(acc []float64, touched []uint32, l *postings, docLen []uint32, w float64, sc scorer, allow *docset.Set) []uint32 {
+	docs := l.docs
+	tfs := l.tfs[:len(docs)]
+	if allow == nil {
+		for i, d := range docs {
+			s := term(w, tfs[i], sc.norm(docLen[d]))
+			if acc[d] == 0 {
+				touched = append(touched, d)
+			}
+			acc[d] += s
+		}
+		return touched
+	}
+	for i, d := range docs {
+		if !allow.Has(d) {
+			continue
+		}
+		s := term(w, tfs[i], sc.norm(docLen[d]))
+		if acc[d] == 0 {
+			touched = append(touched, d)
+		}
+		acc[d] += s
+	}
+	return touched
+}
+
+// kthBest returns the k-th best partial score among the touched documents
+// (len(touched) >= k), a lower bound on the k-th best final score.
+func (a *accumulator) kthBest(acc []float64, touched []uint32, k int) float64 {
+	top := topK{k: k, hits: a.heap[:0]}
+	for _, d := range touched {
+		top.push(Hit{Doc: d, Score: acc[d]})
+	}
+	a.heap = top.hits[:0]
+	if len(top.hits) < k {
+		return 0
+	}
+	return top.hits[0].Score
+}

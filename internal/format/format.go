@@ -1,0 +1,172 @@
+// Package format renders search responses: compact text for an LLM's context
+// within a character budget, a human-readable explanation, and JSON.
+package format
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// JSON writes v as indented JSON (or one line when compact).
+func JSON(w io.Writer, v any, compact bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if !compact {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(v)
+}
+
+// Context writes the results as compact text for insertion into an LLM's
+// context, one memory a line, never more than budget characters (runes) in all;
+// budget ≤ 0 means unlimited. The first result that does not fit whole is cut
+// with "…" when at least minCut runes of it fit; what is left out is counted
+// on a last line when that line fits.
+func Context(w io.Writer, results []memory.Result, budget int) error {
+	var b strings.Builder
+	used := 0
+	for i, r := range results {
+		line := contextLine(r)
+		n := utf8.RuneCountInString(line) + 1 // with its newline
+		if budget <= 0 || used+n <= budget {
+			b.WriteString(line + "\n")
+			used += n
+			continue
+		}
+		left := len(results) - i
+		note := func(k int) string { return fmt.Sprintf("(+%d more not shown)", k) }
+		room := budget - used - 1
+		if left > 1 {
+			room -= utf8.RuneCountInString(note(left-1)) + 1
+		}
+		if room >= minCut {
+			line = truncate(line, room)
+			b.WriteString(line + "\n")
+			used += utf8.RuneCountInString(line) + 1
+			left--
+		}
+		if left > 0 && used+utf8.RuneCountInString(note(left))+1 <= budget {
+			b.WriteString(note(left) + "\n")
+		}
+		break
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// minCut is the least of a memory worth showing cut.
+const minCut = 40
+
+// ContextLen is how many characters (runes) Context spends on r, newline included.
+func ContextLen(r memory.Result) int { return utf8.RuneCountInString(contextLine(r)) + 1 }
+
+// contextLine is one memory in compact form: "- [type date] name: text".
+func contextLine(r memory.Result) string {
+	var b strings.Builder
+	b.WriteString("- [")
+	b.WriteString(r.Type)
+	if !r.CreatedAt.IsZero() {
+		b.WriteString(" " + r.CreatedAt.Format("2006-01-02"))
+	}
+	b.WriteString("] ")
+	if r.Name != "" {
+		b.WriteString(oneLine(r.Name) + ": ")
+	}
+	b.WriteString(oneLine(r.Text))
+	return b.String()
+}
+
+// oneLine folds runs of whitespace, newlines included, into single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to at most n runes, ending with "…" when cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n < 1 {
+		return ""
+	}
+	rs := []rune(s)
+	return strings.TrimRight(string(rs[:n-1]), " ") + "…"
+}
+
+// Explained writes a response for a person: what ran, what degraded, and each
+// result with where its score came from.
+func Explained(w io.Writer, resp *memory.Response) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "query: %s\nstrategy: %s", resp.Query, resp.Strategy)
+	if f := resp.Fusion; f != nil {
+		fmt.Fprintf(&b, "   fusion: %s", f.Method)
+		if f.K > 0 {
+			fmt.Fprintf(&b, " k=%g", f.K)
+		}
+		keys := make([]string, 0, len(f.Weights))
+		for k := range f.Weights {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " w_%s=%g", k, f.Weights[k])
+		}
+		if f.WeightSource != "" {
+			fmt.Fprintf(&b, " (weights from %s)", f.WeightSource)
+		}
+	}
+	b.WriteString("\n")
+	for _, d := range resp.Degraded {
+		fmt.Fprintf(&b, "degraded: %s: %s\n", d.Stage, d.Reason)
+	}
+	if len(resp.Results) == 0 {
+		b.WriteString("no results\n")
+	}
+	for i, r := range resp.Results {
+		fmt.Fprintf(&b, "%2d. %s  score %.5f  %s\n", i+1, r.ID, r.Score, explainLine(r.Explain))
+		title := ""
+		if r.Name != "" {
+			title = r.Name + ": "
+		}
+		fmt.Fprintf(&b, "    [%s] %s\n", r.Type, truncate(title+oneLine(r.Text), 160))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// explainLine is one result's explanation in a line.
+func explainLine(e *memory.Explain) string {
+	if e == nil {
+		return ""
+	}
+	var parts []string
+	if e.BM25 != nil {
+		parts = append(parts, fmt.Sprintf("bm25 #%d (%.3f)", e.BM25.Rank, e.BM25.Score))
+	} else {
+		parts = append(parts, "bm25 —")
+	}
+	if e.Vector != nil {
+		parts = append(parts, fmt.Sprintf("vector #%d (cos %.3f)", e.Vector.Rank, e.Vector.Cosine))
+	} else {
+		parts = append(parts, "vector —")
+	}
+	parts = append(parts, fmt.Sprintf("fused %.5f", e.RRF))
+	if e.Boosts.Favorite != 1 && e.Boosts.Favorite != 0 {
+		parts = append(parts, fmt.Sprintf("favorite ×%.2f", e.Boosts.Favorite))
+	}
+	if e.Boosts.Demand > 1 {
+		parts = append(parts, fmt.Sprintf("demand ×%.3f", e.Boosts.Demand))
+	}
+	if e.Rerank != nil {
+		parts = append(parts, fmt.Sprintf("rerank %.3f (was #%d)", e.Rerank.Score, e.Rerank.PreRank))
+	}
+	if e.MMR != nil {
+		parts = append(parts, fmt.Sprintf("mmr (was #%d)", e.MMR.PreRank))
+	}
+	parts = append(parts, fmt.Sprintf("relevance %.2f", e.Relevance))
+	return strings.Join(parts, "  ")
+}

@@ -1,0 +1,259 @@
+// Package index is the in-memory mirror of a store: document numbering, the BM25
+// index, one vector index per embedding model, and the postings that compile a
+// memory.Filter into the allowed set both legs consult before ranking.
+package index
+
+import (
+	"sort"
+
+	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/docset"
+	"github.com/engram-memory/engram/internal/tokenize"
+	"github.com/engram-memory/engram/internal/vector"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Fields indexed by BM25, in this order.
+const (
+	FieldName = iota
+	FieldDescription
+	FieldText
+	NumFields
+)
+
+// Index holds every memory of a store and the structures that search them. It
+// is not safe for concurrent writes: callers hold a write lock for Put and
+// Delete and a read lock for everything else.
+type Index struct {
+	tok  *tokenize.Tokenizer
+	bm   *bm25.Index
+	vecs map[string]*vector.Index // by embedding model id
+
+	docs    []*memory.Memory // by doc number; nil for a free slot
+	created []int64          // created_at (unix nanos) by doc number
+	byID    map[string]uint32
+	free    []uint32
+
+	// Filter postings: "key=value" for scope, and exact values for the rest.
+	scope, types, scenes, sources, tags map[string]*docset.Set
+}
+
+// New returns an empty index.
+func New(tok *tokenize.Tokenizer, p bm25.Params) *Index {
+	return &Index{
+		tok:     tok,
+		bm:      bm25.New(p),
+		vecs:    map[string]*vector.Index{},
+		byID:    map[string]uint32{},
+		scope:   map[string]*docset.Set{},
+		types:   map[string]*docset.Set{},
+		scenes:  map[string]*docset.Set{},
+		sources: map[string]*docset.Set{},
+		tags:    map[string]*docset.Set{},
+	}
+}
+
+// Len is the number of memories.
+func (ix *Index) Len() int { return len(ix.byID) }
+
+// Tokenizer is the tokenizer used for documents, and so for queries.
+func (ix *Index) Tokenizer() *tokenize.Tokenizer { return ix.tok }
+
+// Put adds m, or replaces the memory with its id. The index keeps m: callers
+// must not modify it afterwards.
+func (ix *Index) Put(m *memory.Memory) {
+	doc, ok := ix.byID[m.ID]
+	if ok {
+		ix.unpost(doc)
+	} else {
+		doc = ix.alloc()
+		ix.byID[m.ID] = doc
+	}
+	ix.docs[doc] = m
+	ix.created[doc] = m.CreatedAt.UnixNano()
+	ix.bm.Add(doc, [][]string{ix.tok.Tokens(m.Name), ix.tok.Tokens(m.Description), ix.tok.Tokens(m.Text)})
+	if e := m.Embedding; e != nil && e.Dim > 0 {
+		vi := ix.vecs[e.Model]
+		if vi == nil || (vi.Len() == 0 && vi.Dim() != e.Dim) {
+			vi = vector.New(e.Dim)
+			ix.vecs[e.Model] = vi
+		}
+		if vi.Dim() == e.Dim {
+			// A zero or non-finite vector is left out of the vector leg; the memory
+			// is still found by keywords.
+			_ = vi.Set(doc, e.Vector)
+		}
+	}
+	post(ix.types, m.Type, doc)
+	post(ix.scenes, m.Scene, doc)
+	post(ix.sources, m.Source, doc)
+	for k, v := range m.Scope {
+		post(ix.scope, k+"="+v, doc)
+	}
+	for _, t := range m.Tags {
+		post(ix.tags, t, doc)
+	}
+}
+
+// Delete removes the memory with id, if present.
+func (ix *Index) Delete(id string) {
+	doc, ok := ix.byID[id]
+	if !ok {
+		return
+	}
+	ix.unpost(doc)
+	delete(ix.byID, id)
+	ix.docs[doc] = nil
+	ix.free = append(ix.free, doc)
+}
+
+func (ix *Index) alloc() uint32 {
+	if n := len(ix.free); n > 0 {
+		doc := ix.free[n-1]
+		ix.free = ix.free[:n-1]
+		return doc
+	}
+	ix.docs = append(ix.docs, nil)
+	ix.created = append(ix.created, 0)
+	return uint32(len(ix.docs) - 1)
+}
+
+// unpost removes doc from every structure but keeps its number.
+func (ix *Index) unpost(doc uint32) {
+	m := ix.docs[doc]
+	ix.bm.Remove(doc)
+	for _, vi := range ix.vecs {
+		vi.Remove(doc)
+	}
+	unpost(ix.types, m.Type, doc)
+	unpost(ix.scenes, m.Scene, doc)
+	unpost(ix.sources, m.Source, doc)
+	for k, v := range m.Scope {
+		unpost(ix.scope, k+"="+v, doc)
+	}
+	for _, t := range m.Tags {
+		unpost(ix.tags, t, doc)
+	}
+}
+
+func post(p map[string]*docset.Set, key string, doc uint32) {
+	if key == "" {
+		return
+	}
+	s := p[key]
+	if s == nil {
+		s = &docset.Set{}
+		p[key] = s
+	}
+	s.Add(doc)
+}
+
+func unpost(p map[string]*docset.Set, key string, doc uint32) {
+	if s := p[key]; s != nil {
+		s.Remove(doc)
+	}
+}
+
+// Get returns the memory with id, or nil.
+func (ix *Index) Get(id string) *memory.Memory {
+	if doc, ok := ix.byID[id]; ok {
+		return ix.docs[doc]
+	}
+	return nil
+}
+
+// Doc returns the memory with document number doc.
+func (ix *Index) Doc(doc uint32) *memory.Memory { return ix.docs[doc] }
+
+// DocOf returns id's document number.
+func (ix *Index) DocOf(id string) (uint32, bool) {
+	doc, ok := ix.byID[id]
+	return doc, ok
+}
+
+// Each calls fn for every memory (in no particular order) until it returns false.
+func (ix *Index) Each(allow *docset.Set, fn func(*memory.Memory) bool) {
+	for doc, m := range ix.docs {
+		if m != nil && allow.Has(uint32(doc)) && !fn(m) {
+			return
+		}
+	}
+}
+
+// Allowed compiles a filter into the set of documents it admits. It returns
+// nil, meaning every document, for an empty filter.
+func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
+	if f == nil || f.Empty() {
+		return nil
+	}
+	var out *docset.Set
+	and := func(s *docset.Set) {
+		if s == nil {
+			s = &docset.Set{}
+		}
+		if out == nil {
+			out = s.Clone()
+		} else {
+			out.And(s)
+		}
+	}
+	// Most selective lists first keeps the clone small; order does not change the result.
+	keys := make([]string, 0, len(f.Scope))
+	for k, v := range f.Scope {
+		keys = append(keys, k+"="+v)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		and(ix.scope[k])
+	}
+	if f.Type != "" {
+		and(ix.types[f.Type])
+	}
+	if f.Scene != "" {
+		and(ix.scenes[f.Scene])
+	}
+	if f.Source != "" {
+		and(ix.sources[f.Source])
+	}
+	for _, t := range f.Tags {
+		and(ix.tags[t])
+	}
+	if f.Since != nil || f.Until != nil {
+		span := docset.New(len(ix.docs))
+		lo, hi := int64(-1<<63), int64(1<<63-1)
+		if f.Since != nil {
+			lo = f.Since.UnixNano()
+		}
+		if f.Until != nil {
+			hi = f.Until.UnixNano()
+		}
+		for doc, m := range ix.docs {
+			if c := ix.created[doc]; m != nil && c >= lo && c < hi {
+				span.Add(uint32(doc))
+			}
+		}
+		and(span)
+	}
+	return out
+}
+
+// BM25 runs the keyword leg: the top k documents in allow for the query text,
+// with the query's score upper bound (for relevance).
+func (ix *Index) BM25(query string, allow *docset.Set, k int) ([]bm25.Hit, float64) {
+	terms := ix.tok.Tokens(query)
+	return ix.bm.Search(terms, allow, k), ix.bm.UpperBound(terms)
+}
+
+// Vectors returns the vector index of a model, or nil.
+func (ix *Index) Vectors(model string) *vector.Index { return ix.vecs[model] }
+
+// Models counts the embedded memories per model.
+func (ix *Index) Models() map[string]int {
+	out := map[string]int{}
+	for m, vi := range ix.vecs {
+		if n := vi.Len(); n > 0 {
+			out[m] = n
+		}
+	}
+	return out
+}

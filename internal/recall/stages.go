@@ -1,0 +1,264 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/fusion"
+	"github.com/engram-memory/engram/internal/vector"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Fusion methods.
+const (
+	FusionRRF  = "rrf"
+	FusionRSF  = "rsf"
+	FusionDBSF = "dbsf"
+)
+
+// fuse merges the legs with the query's fusion and weights. Every result keeps
+// its per-leg rank and score for explain.
+func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit) []*candidate {
+	s, q := r.s, r.q
+	ix := s.Index
+	wb, wv := 1.0, s.VectorWeight
+	if s.BM25Weight > 0 {
+		wb = s.BM25Weight
+	}
+	source := s.WeightSource
+	if q.BM25Weight != nil {
+		wb, source = *q.BM25Weight, "query"
+	}
+	if q.VectorWeight != nil {
+		wv, source = *q.VectorWeight, "query"
+	}
+	legs := make([]fusion.Leg, 0, 2)
+	weights := map[string]float64{}
+	if r.resp.Strategy != memory.StrategyVector {
+		hits := make([]fusion.Hit, len(bmHits))
+		for i, h := range bmHits {
+			hits[i] = fusion.Hit{ID: ix.Doc(h.Doc).ID, Score: h.Score}
+		}
+		legs = append(legs, fusion.Leg{Name: "bm25", Weight: wb, Hits: hits})
+		weights["bm25"] = wb
+	}
+	if r.resp.Strategy != memory.StrategyBM25 {
+		if r.resp.Strategy == memory.StrategyVector {
+			wv = 1 // a single leg: its weight only scales the score
+		}
+		hits := make([]fusion.Hit, len(vecHits))
+		for i, h := range vecHits {
+			hits[i] = fusion.Hit{ID: ix.Doc(h.Doc).ID, Score: float64(h.Cosine)}
+		}
+		legs = append(legs, fusion.Leg{Name: "vector", Weight: wv, Hits: hits})
+		weights["vector"] = wv
+	}
+	var fused []fusion.Fused
+	info := &memory.FusionInfo{Method: q.Fusion, Weights: weights, Candidates: max(q.Candidates, Candidates(q.Limit))}
+	if q.Candidates > 0 {
+		info.Candidates = q.Candidates
+	}
+	switch q.Fusion {
+	case FusionRSF:
+		fused = fusion.RSF(legs)
+	case FusionDBSF:
+		fused = fusion.DBSF(legs)
+	default:
+		fused = fusion.RRF(legs, fusion.DefaultK)
+		info.K = fusion.DefaultK
+	}
+	if len(legs) == 2 {
+		info.WeightSource = source
+	}
+	r.resp.Fusion = info
+
+	out := make([]*candidate, 0, len(fused))
+	for _, f := range fused {
+		doc, _ := ix.DocOf(f.ID)
+		c := &candidate{id: f.ID, doc: doc, m: ix.Doc(doc), score: f.Score}
+		c.explain.RRF = f.Score
+		var relB, relV float64
+		for i, leg := range legs {
+			lr := f.Legs[i]
+			if lr.Rank == 0 {
+				continue
+			}
+			switch leg.Name {
+			case "bm25":
+				c.explain.BM25 = &memory.LegBM25{Rank: lr.Rank, Score: round(lr.Score, 6)}
+				if upper > 0 {
+					relB = math.Min(1, lr.Score/upper)
+				}
+			case "vector":
+				c.explain.Vector = &memory.LegVector{Rank: lr.Rank, Cosine: round(lr.Score, 6)}
+				relV = vectorRelevance(lr.Score, s.VectorFloor)
+			}
+		}
+		c.explain.Relevance = round(math.Max(relB, relV), 4)
+		out = append(out, c)
+	}
+	return out
+}
+
+// vectorRelevance maps a cosine onto [0,1] with floor as zero: the cosine an
+// unrelated memory typically reaches with this model.
+func vectorRelevance(cos, floor float64) float64 {
+	if floor >= 1 {
+		return 0
+	}
+	return math.Max(0, math.Min(1, (cos-floor)/(1-floor)))
+}
+
+// DemandBoost is the multiplier for a decayed use count d: 1 + 0.10·d/(d+4),
+// rising smoothly from 1 and never reaching 1.10.
+func DemandBoost(d float64) float64 {
+	if d <= 0 || math.IsNaN(d) {
+		return 1
+	}
+	return 1 + MaxDemandBoost*d/(d+demandHalf)
+}
+
+// boost applies the bounded favorite and demand multipliers and re-sorts. It
+// never adds a candidate.
+func (r *run) boost(cands []*candidate) {
+	now := time.Now()
+	if r.s.Now != nil {
+		now = r.s.Now()
+	}
+	for _, c := range cands {
+		fav := 1.0
+		if c.m.Favorite {
+			fav = FavoriteBoost
+		}
+		dem := DemandBoost(c.m.DemandNow(now))
+		c.explain.Boosts = memory.Boosts{Favorite: fav, Demand: round(dem, 6)}
+		c.score = c.explain.RRF * fav * dem
+	}
+	sortCandidates(cands)
+}
+
+// rerank reorders the top candidates with the cross-encoder, when asked.
+func (r *run) rerank(ctx context.Context, cands []*candidate) []*candidate {
+	if !r.q.Rerank {
+		return cands
+	}
+	if r.s.Reranker == nil {
+		r.degrade("rerank", fmt.Errorf("no reranker configured (set ENGRAM_RERANK_URL)"))
+		return cands
+	}
+	depth := r.s.RerankDepth
+	if depth <= 0 {
+		depth = DefaultRerankDepth
+	}
+	top := cands[:min(depth, len(cands))]
+	if len(top) == 0 {
+		return cands
+	}
+	docs := make([]string, len(top))
+	for i, c := range top {
+		docs[i] = c.m.EmbedText()
+	}
+	t0 := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, durOr(r.s.StageTimeout, DefaultStageTimeout))
+	defer cancel()
+	scores, err := r.s.Reranker.Rerank(rctx, r.q.Query, docs, len(docs))
+	r.timed("rerank", t0)
+	if err != nil {
+		r.degrade("rerank", fmt.Errorf("%s: kept the fused order: %w", r.s.Reranker.Name(), err))
+		return cands
+	}
+	out := make([]*candidate, 0, len(cands))
+	seen := make([]bool, len(top))
+	for _, sc := range scores {
+		if sc.Index < 0 || sc.Index >= len(top) || seen[sc.Index] {
+			continue
+		}
+		seen[sc.Index] = true
+		c := top[sc.Index]
+		c.explain.Rerank = &memory.Rerank{Score: round(sc.Score, 6), PreRank: sc.Index + 1}
+		c.score = sc.Score
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		r.degrade("rerank", fmt.Errorf("%s: returned no usable score: kept the fused order", r.s.Reranker.Name()))
+		return cands
+	}
+	// Anything the reranker left out keeps its order after, scored below the lowest
+	// rerank score so that score stays what results are ordered by.
+	floor := math.Inf(1)
+	for _, c := range out {
+		floor = math.Min(floor, c.score)
+	}
+	rest := append([]*candidate(nil), cands[len(top):]...)
+	for i := len(top) - 1; i >= 0; i-- {
+		if !seen[i] {
+			rest = append([]*candidate{top[i]}, rest...)
+			top[i].explain.Rerank = &memory.Rerank{PreRank: i + 1}
+		}
+	}
+	for i, c := range rest {
+		c.score = floor - float64(i+1)
+	}
+	out = append(out, rest...)
+	r.resp.Stages = append(r.resp.Stages, "rerank")
+	return out
+}
+
+// mmr diversifies the candidates with their stored vectors, when asked.
+func (r *run) mmr(cands []*candidate) []*candidate {
+	if !r.q.MMR {
+		return cands
+	}
+	lambda := DefaultMMRLambda
+	if r.q.Lambda != nil {
+		lambda = *r.q.Lambda
+	}
+	t0 := time.Now()
+	in := make([]fusion.Candidate, len(cands))
+	byID := make(map[string]*candidate, len(cands))
+	for i, c := range cands {
+		// Relevance is what the earlier stages ranked by (fused and boosted, or reranked).
+		in[i] = fusion.Candidate{ID: c.id, Relevance: c.score, Vector: c.vec}
+		byID[c.id] = c
+	}
+	picks := fusion.MMR(in, lambda, r.q.Limit)
+	out := make([]*candidate, 0, len(picks))
+	for _, p := range picks {
+		c := byID[p.ID]
+		c.explain.MMR = &memory.MMRInfo{PreRank: p.PreRank, Redundancy: round(p.Redundancy, 6), Score: round(p.Score, 6)}
+		out = append(out, c)
+	}
+	r.timed("mmr", t0)
+	r.resp.Stages = append(r.resp.Stages, "mmr")
+	return out
+}
+
+// finish applies the relevance bar and the limit and builds the results.
+func (r *run) finish(cands []*candidate) {
+	t0 := time.Now()
+	for _, c := range cands {
+		if len(r.resp.Results) == r.q.Limit {
+			break
+		}
+		if c.explain.Relevance < r.q.MinRelevance {
+			continue
+		}
+		m := c.m
+		ex := c.explain
+		ex.RRF = round(ex.RRF, 8)
+		r.resp.Results = append(r.resp.Results, memory.Result{
+			ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
+			Scope: m.Scope, Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt,
+			Score: round(c.score, 8), Explain: &ex,
+		})
+	}
+	r.timed("format", t0)
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}

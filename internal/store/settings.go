@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Setting returns a store-level setting (for example a calibrated leg weight).
+func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read setting %s: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// SetSetting stores a setting; an empty value deletes it.
+func (s *Store) SetSetting(ctx context.Context, key, value string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		if value == "" {
+			_, err = tx.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key)
+		} else {
+			_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)`, key, value)
+		}
+		if err != nil {
+			return fmt.Errorf("write setting %s: %w", key, err)
+		}
+		return nil
+	})
+}
+
+// GetEmbedding looks a vector up in the embedding cache (embed.Cache).
+func (s *Store) GetEmbedding(ctx context.Context, model, hash string) ([]float32, bool, error) {
+	var blob []byte
+	err := s.db.QueryRowContext(ctx, `SELECT vec FROM embed_cache WHERE model = ? AND hash = ?`, model, hash).Scan(&blob)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read embedding cache: %w", err)
+	}
+	v, err := DecodeVector(blob)
+	if err != nil {
+		return nil, false, fmt.Errorf("read embedding cache: %w", err)
+	}
+	return v, true, nil
+}
+
+// PutEmbedding stores a vector in the embedding cache (embed.Cache).
+func (s *Store) PutEmbedding(ctx context.Context, model, hash string, v []float32) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embed_cache (model, hash, vec) VALUES (?, ?, ?)`,
+			model, hash, EncodeVector(v))
+		if err != nil {
+			return fmt.Errorf("write embedding cache: %w", err)
+		}
+		return nil
+	})
+}

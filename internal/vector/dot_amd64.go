@@ -1,0 +1,49 @@
+//go:build amd64 && !purego
+
+package vector
+
+import "golang.org/x/sys/cpu"
+
+// hasAsm reports whether an assembly dot product is in use.
+const hasAsm = true
+
+// useAVX2 selects the AVX2+FMA kernel; tests turn it off to cover the fallback.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// dotAVX2 is implemented in dot_amd64.s: 32 floats an iteration in four
+// 8-wide fused multiply-add accumulators, then an 8-wide and a scalar tail.
+// len(b) must be at least len(a).
+//
+//go:noescape
+func dotAVX2(a, b []float32) float32
+
+// dot is the dot product of a and b; len(a) == len(b).
+func dot(a, b []float32) float32 {
+	if useAVX2 {
+		return dotAVX2(a, b)
+	}
+	return dotGeneric(a, b)
+}
+
+// dotInt8AVX2 is implemented in dot_amd64.s: Σ q[i]·c[i] over the first
+// len(q)&^15 items, sixteen at a time (sign-extend c to int16, VPMADDWD).
+// len(c) must be at least len(q).
+//
+//go:noescape
+func dotInt8AVX2(q []int16, c []int8) int32
+
+// fastInt8 reports whether the integer kernel is fast enough for screening to pay.
+func fastInt8() bool { return useAVX2 }
+
+// dotInt8 is Σ q[i]·c[i] over len(q) items; len(c) >= len(q).
+func dotInt8(q []int16, c []int8) int32 {
+	if !useAVX2 {
+		return dotInt8Generic(q, c)
+	}
+	n := len(q) &^ 15
+	s := dotInt8AVX2(q, c)
+	if n < len(q) {
+		s += dotInt8Generic(q[n:], c[n:])
+	}
+	return s
+}

@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package vector
+
+// hasAsm reports whether an assembly dot product is in use.
+const hasAsm = false
+
+// dot is the dot product of a and b; len(a) == len(b).
+func dot(a, b []float32) float32 { return dotGeneric(a, b) }
+
+// fastInt8 reports whether the integer kernel is fast enough for screening
+// to pay: the portable loop is not, so Search scores every row in float32.
+func fastInt8() bool { return false }
+
+// dotInt8 is Σ q[i]·c[i] over len(q) items; len(c) >= len(q).
+func dotInt8(q []int16, c []int8) int32 { return dotInt8Generic(q, c) }

@@ -1,0 +1,189 @@
+package vector
+
+// Int8 screening keeps exact search exact while reading a quarter of the
+// bytes. Each row v is also stored as int8 codes c with a scale s (v ≈ s·c)
+// and the norm of its rounding residual ‖v − s·c‖. A query q is quantised the
+// same way to q̂. Since q·v = q̂·v̂ + q̂·(v − v̂) + (q − q̂)·v and ‖v‖ = 1,
+// Cauchy–Schwarz bounds the error of the cheap integer score:
+//
+//	|q·v − q̂·v̂| ≤ ‖q̂‖·‖v − v̂‖ + ‖q − q̂‖ (+ float32 rounding of the exact kernel)
+//
+// Pass one scores every row in int8 and takes τ, the k-th largest lower
+// bound; at least k rows truly score τ or more, so no row whose upper bound
+// is below τ can be in the top k. Pass two rescores only the rows whose upper
+// bound reaches τ with the float32 kernel, which Search's plain path uses
+// too, so both paths return identical hits.
+
+import (
+	"math"
+	"sync"
+
+	"github.com/engram-memory/engram/internal/docset"
+)
+
+// Screening applies to searches with at least quantMinFloats of work
+// (rows × dim) and k at most 1/quantMaxKDivisor of the admitted rows.
+var (
+	quantMinFloats   = 1 << 20
+	quantMaxKDivisor = 16
+	// screenAlways screens even where the int8 kernel is the slow portable
+	// one; tests set it to cover that kernel.
+	screenAlways = false
+)
+
+// quantizeInto writes v's int8 codes into c and returns the scale and an
+// upper bound on the residual norm ‖v − scale·c‖.
+func quantizeInto(c []int8, v []float32) (scale, resid float32) {
+	var m float32
+	for _, x := range v {
+		m = max(m, float32(math.Abs(float64(x))))
+	}
+	if m == 0 {
+		clear(c)
+		return 0, 0
+	}
+	scale = m / 127
+	var ss float64
+	for i, x := range v {
+		q := max(-127, min(127, math.Round(float64(x)/float64(scale))))
+		c[i] = int8(q)
+		e := float64(x) - float64(scale)*q
+		ss += e * e
+	}
+	return scale, roundUp(math.Sqrt(ss))
+}
+
+// roundUp converts x to a float32 no smaller than x.
+func roundUp(x float64) float32 {
+	f := float32(x)
+	if float64(f) < x {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// quantQuery is a query in int16 codes (what the integer kernel multiplies)
+// with the norms the error bound needs.
+type quantQuery struct {
+	codes []int16
+	scale float64
+	norm  float64 // ‖q̂‖
+	resid float64 // ‖q − q̂‖
+}
+
+func newQuantQuery(q []float32) quantQuery {
+	c := make([]int8, len(q))
+	scale, resid := quantizeInto(c, q)
+	qq := quantQuery{codes: make([]int16, len(q)), scale: float64(scale), resid: float64(resid)}
+	var ss float64
+	for i, x := range c {
+		qq.codes[i] = int16(x)
+		ss += float64(x) * float64(x)
+	}
+	qq.norm = qq.scale * math.Sqrt(ss) * (1 + 1e-12)
+	return qq
+}
+
+// dotInt8Generic is the portable integer kernel: Σ q[i]·c[i] over len(q) items.
+// Codes are within ±127, so the sum fits an int32 for any dim below 133,000.
+func dotInt8Generic(q []int16, c []int8) int32 {
+	c = c[:len(q)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		s0 += int32(q[i]) * int32(c[i])
+		s1 += int32(q[i+1]) * int32(c[i+1])
+		s2 += int32(q[i+2]) * int32(c[i+2])
+		s3 += int32(q[i+3]) * int32(c[i+3])
+	}
+	for ; i < len(q); i++ {
+		s0 += int32(q[i]) * int32(c[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// scratch holds pass one's upper bounds, pooled to spare 4 bytes a row per search.
+var scratchPool sync.Pool
+
+// searchQuant is Search with int8 screening over the listed rows, or over
+// every row (skipping those allow rejects) when rows is nil. It returns the
+// same hits as scoring each of those rows with the float32 kernel.
+func (ix *Index) searchQuant(qn []float32, rows []int32, allow *docset.Set, k, workers int) []Hit {
+	dim := ix.dim
+	work := len(ix.rowDoc)
+	if rows != nil {
+		work = len(rows)
+	}
+	row := func(p int) int {
+		if rows != nil {
+			return int(rows[p])
+		}
+		return p
+	}
+	qq := newQuantQuery(qn)
+	var ub []float32 // ub[p]: upper bound on position p's float32 score
+	if p, ok := scratchPool.Get().(*[]float32); ok && cap(*p) >= work {
+		ub = (*p)[:work]
+	} else {
+		ub = make([]float32, work)
+	}
+	defer scratchPool.Put(&ub)
+	// Float32 rounding of the exact kernel, of the bounds and of the norms.
+	slack := float64(dim+8)*0x1p-23 + 1e-6
+	fixed := qq.resid + slack
+
+	lows := make([]*topK, workers) // k largest lower bounds
+	parallel(workers, work, func(w, lo, hi int) {
+		t := newTopK(k)
+		lows[w] = t
+		floor, full := t.floor()
+		for p := lo; p < hi; p++ {
+			r := row(p)
+			if rows == nil && allow != nil && !allow.Has(ix.rowDoc[r]) {
+				ub[p] = float32(math.Inf(-1))
+				continue
+			}
+			approx := qq.scale * float64(ix.qscale[r]) * float64(dotInt8(qq.codes, ix.codes[r*dim:(r+1)*dim]))
+			bound := qq.norm*float64(ix.qresid[r]) + fixed
+			ub[p] = float32(approx + bound + 1e-6)
+			if lb := float32(approx - bound - 1e-6); !full || lb > floor {
+				t.offer(Hit{Doc: uint32(p), Cosine: lb})
+				floor, full = t.floor()
+			}
+		}
+	})
+	tau := float32(-math.MaxFloat32) // above the -Inf of rows not allowed
+	if lbs := mergeBest(k, lows); len(lbs) == k {
+		tau = lbs[k-1].Cosine
+	}
+	best := make([]*topK, workers)
+	parallel(workers, work, func(w, lo, hi int) {
+		t := newTopK(k)
+		best[w] = t
+		for p := lo; p < hi; p++ {
+			if ub[p] >= tau {
+				r := row(p)
+				t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[r*dim:(r+1)*dim])})
+			}
+		}
+	})
+	return mergeBest(k, best)
+}
+
+// parallel runs fn over [0,n) split into workers contiguous parts, on the
+// calling goroutine when workers is 1.
+func parallel(workers, n int, fn func(w, lo, hi int)) {
+	if workers <= 1 {
+		fn(0, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, w*n/workers, (w+1)*n/workers)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,181 @@
+// Package vector is the vector leg of hybrid recall: exact cosine search over
+// L2-normalised embeddings held contiguously in memory, with the allowed-document
+// filter applied before scoring.
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrDim is returned by Set when a vector's length differs from the index's dimension.
+var ErrDim = errors.New("vector: wrong dimension")
+
+// ErrInvalid is returned by Set for a vector that cannot be normalised: one
+// holding NaN or ±Inf, or one whose every component is zero.
+var ErrInvalid = errors.New("vector: not normalisable (NaN, Inf or zero)")
+
+// Hit is one search result: a document and its cosine similarity to the query.
+type Hit struct {
+	Doc    uint32
+	Cosine float32
+}
+
+// Index holds one unit-length vector per document, row after row in a single
+// slice, so a search is one sequential pass over memory.
+//
+// Concurrency: any number of goroutines may call Search, Vector, Has, Len and
+// Dim at once. Set and Remove mutate the index and must be serialised with
+// every other call by the caller (a sync.RWMutex: Set/Remove under Lock,
+// the rest under RLock).
+//
+// Each vector costs 4·dim bytes plus dim bytes for its int8 screening copy.
+// Memory for the doc→row mapping grows with the largest document number set
+// (4 bytes a number), as a docset.Set does: document numbers are expected to
+// be dense internal numbers, not arbitrary ids.
+type Index struct {
+	dim    int
+	data   []float32 // len = Len()*dim; row r is data[r*dim : (r+1)*dim]
+	rowDoc []uint32  // row → document
+	rowOf  []int32   // document → row+1; 0 means absent
+
+	// Int8 screening copy of data (see quant.go): row r is codes[r*dim:(r+1)*dim],
+	// approximately qscale[r] times data's row, off by at most qresid[r] in L2 norm.
+	codes  []int8
+	qscale []float32
+	qresid []float32
+}
+
+// New returns an empty index for vectors of dim components. A dim below 1 is
+// treated as 1, so every Set then fails with ErrDim unless given one number.
+func New(dim int) *Index {
+	if dim < 1 {
+		dim = 1
+	}
+	return &Index{dim: dim}
+}
+
+// Dim returns the number of components every stored vector has.
+func (ix *Index) Dim() int { return ix.dim }
+
+// Len returns the number of documents with a vector.
+func (ix *Index) Len() int { return len(ix.rowDoc) }
+
+// Set stores a normalised copy of v for doc, replacing any vector doc had. It
+// fails, leaving the index unchanged, when len(v) is not Dim() or v cannot be
+// normalised (NaN, Inf or all zeros).
+func (ix *Index) Set(doc uint32, v []float32) error {
+	if len(v) != ix.dim {
+		return fmt.Errorf("set doc %d: got %d components, index has %d: %w", doc, len(v), ix.dim, ErrDim)
+	}
+	if int64(doc) >= math.MaxInt32 {
+		return fmt.Errorf("set doc %d: document number too large", doc)
+	}
+	if r, ok := ix.row(doc); ok {
+		row := ix.data[r*ix.dim : (r+1)*ix.dim : (r+1)*ix.dim]
+		if !normalizeInto(row, v) {
+			return fmt.Errorf("set doc %d: %w", doc, ErrInvalid)
+		}
+		ix.qscale[r], ix.qresid[r] = quantizeInto(ix.codes[r*ix.dim:(r+1)*ix.dim], row)
+		return nil
+	}
+	n := len(ix.data)
+	ix.data = append(ix.data, v...) // grows amortised; overwritten below
+	if !normalizeInto(ix.data[n:], v) {
+		ix.data = ix.data[:n]
+		return fmt.Errorf("set doc %d: %w", doc, ErrInvalid)
+	}
+	if int(doc) >= len(ix.rowOf) {
+		grown := make([]int32, int(doc)+1, max(2*len(ix.rowOf), int(doc)+1))
+		copy(grown, ix.rowOf)
+		ix.rowOf = grown
+	}
+	ix.codes = append(ix.codes, make([]int8, ix.dim)...)
+	scale, resid := quantizeInto(ix.codes[n:], ix.data[n:])
+	ix.qscale = append(ix.qscale, scale)
+	ix.qresid = append(ix.qresid, resid)
+	ix.rowDoc = append(ix.rowDoc, doc)
+	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
+	return nil
+}
+
+// Remove deletes doc's vector; it is a no-op when doc has none. The last row
+// moves into the hole, so rows stay contiguous.
+func (ix *Index) Remove(doc uint32) {
+	r, ok := ix.row(doc)
+	if !ok {
+		return
+	}
+	last := len(ix.rowDoc) - 1
+	if r != last {
+		copy(ix.data[r*ix.dim:(r+1)*ix.dim], ix.data[last*ix.dim:(last+1)*ix.dim])
+		copy(ix.codes[r*ix.dim:(r+1)*ix.dim], ix.codes[last*ix.dim:(last+1)*ix.dim])
+		ix.qscale[r], ix.qresid[r] = ix.qscale[last], ix.qresid[last]
+		moved := ix.rowDoc[last]
+		ix.rowDoc[r] = moved
+		ix.rowOf[moved] = int32(r + 1)
+	}
+	ix.rowDoc = ix.rowDoc[:last]
+	ix.data = ix.data[:last*ix.dim]
+	ix.codes = ix.codes[:last*ix.dim]
+	ix.qscale, ix.qresid = ix.qscale[:last], ix.qresid[:last]
+	ix.rowOf[doc] = 0
+}
+
+// Has reports whether doc has a vector.
+func (ix *Index) Has(doc uint32) bool {
+	_, ok := ix.row(doc)
+	return ok
+}
+
+// Vector returns doc's stored unit vector, or nil if it has none. The slice
+// aliases the index: read it only, and only until the next Set or Remove.
+func (ix *Index) Vector(doc uint32) []float32 {
+	r, ok := ix.row(doc)
+	if !ok {
+		return nil
+	}
+	return ix.data[r*ix.dim : (r+1)*ix.dim : (r+1)*ix.dim]
+}
+
+// row returns doc's row.
+func (ix *Index) row(doc uint32) (int, bool) {
+	if uint64(doc) >= uint64(len(ix.rowOf)) {
+		return 0, false
+	}
+	r := ix.rowOf[doc]
+	return int(r) - 1, r != 0
+}
+
+// Normalize returns a copy of v scaled to unit L2 length. It returns false
+// (and nil) when v is empty, all zeros, or holds NaN or ±Inf.
+func Normalize(v []float32) ([]float32, bool) {
+	out := make([]float32, len(v))
+	if !normalizeInto(out, v) {
+		return nil, false
+	}
+	return out, true
+}
+
+// normalizeInto writes v/|v| into dst (len(dst) == len(v)). The norm is
+// accumulated in float64 so large or tiny components neither overflow nor
+// underflow. dst may alias v.
+func normalizeInto(dst, v []float32) bool {
+	var ss float64
+	for _, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+		ss += f * f
+	}
+	if ss == 0 {
+		return false
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, x := range v {
+		dst[i] = float32(float64(x) * inv)
+	}
+	return true
+}

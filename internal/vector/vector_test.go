@@ -1,0 +1,168 @@
+package vector
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+func TestNormalize(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	cases := []struct {
+		name string
+		in   []float32
+		ok   bool
+	}{
+		{"unit already", []float32{1, 0, 0}, true},
+		{"ordinary", []float32{3, 4}, true},
+		{"negative", []float32{-1, -1, -1, -1}, true},
+		{"huge components", []float32{3e38, 3e38, -3e38}, true},
+		{"subnormal components", []float32{1e-45, 2e-45}, true},
+		{"empty", nil, false},
+		{"zero", []float32{0, 0, 0}, false},
+		{"NaN", []float32{1, nan}, false},
+		{"+Inf", []float32{inf, 1}, false},
+		{"-Inf", []float32{1, -inf}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := slices.Clone(c.in)
+			got, ok := Normalize(in)
+			if ok != c.ok {
+				t.Fatalf("ok = %v, want %v", ok, c.ok)
+			}
+			if !slices.EqualFunc(in, c.in, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+				t.Fatal("input modified")
+			}
+			if !ok {
+				if got != nil {
+					t.Fatalf("got %v with ok=false", got)
+				}
+				return
+			}
+			if n := norm(got); math.Abs(n-1) > 1e-6 {
+				t.Fatalf("norm = %v", n)
+			}
+			if &got[0] == &in[0] {
+				t.Fatal("Normalize must return a copy")
+			}
+		})
+	}
+}
+
+func TestSetErrors(t *testing.T) {
+	nan := float32(math.NaN())
+	cases := []struct {
+		name string
+		v    []float32
+		want error
+	}{
+		{"short", []float32{1, 2}, ErrDim},
+		{"long", []float32{1, 2, 3, 4}, ErrDim},
+		{"nil", nil, ErrDim},
+		{"zero", []float32{0, 0, 0}, ErrInvalid},
+		{"NaN", []float32{1, nan, 0}, ErrInvalid},
+		{"+Inf", []float32{float32(math.Inf(1)), 0, 0}, ErrInvalid},
+		{"-Inf", []float32{0, float32(math.Inf(-1)), 0}, ErrInvalid},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ix := New(3)
+			if err := ix.Set(1, []float32{0, 2, 0}); err != nil {
+				t.Fatal(err)
+			}
+			for _, doc := range []uint32{1, 2} { // overwrite and insert both fail cleanly
+				err := ix.Set(doc, c.v)
+				if !errors.Is(err, c.want) {
+					t.Fatalf("Set(%d) error = %v, want %v", doc, err, c.want)
+				}
+			}
+			if ix.Len() != 1 || ix.Has(2) || !slices.Equal(ix.Vector(1), []float32{0, 1, 0}) {
+				t.Fatalf("index changed by failed Set: len %d, vector %v", ix.Len(), ix.Vector(1))
+			}
+		})
+	}
+	if err := New(2).Set(math.MaxUint32, []float32{1, 0}); err == nil {
+		t.Fatal("Set with a document number beyond int32 must fail")
+	}
+}
+
+func TestSetRemoveReset(t *testing.T) {
+	ix := New(2)
+	if ix.Dim() != 2 || ix.Len() != 0 || ix.Has(0) || ix.Vector(0) != nil {
+		t.Fatal("new index not empty")
+	}
+	vec := map[uint32][]float32{
+		0: {1, 0}, 5: {0, 3}, 9: {1, 1}, 70: {-2, 0},
+	}
+	for _, d := range []uint32{0, 5, 9, 70} {
+		if err := ix.Set(d, vec[d]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string, want map[uint32][]float32) {
+		t.Helper()
+		if ix.Len() != len(want) {
+			t.Fatalf("%s: Len = %d, want %d", step, ix.Len(), len(want))
+		}
+		for d := uint32(0); d < 100; d++ {
+			w, ok := want[d]
+			if ix.Has(d) != ok {
+				t.Fatalf("%s: Has(%d) = %v", step, d, !ok)
+			}
+			if !ok {
+				if ix.Vector(d) != nil {
+					t.Fatalf("%s: Vector(%d) not nil", step, d)
+				}
+				continue
+			}
+			n, _ := Normalize(w)
+			if !slices.Equal(ix.Vector(d), n) {
+				t.Fatalf("%s: Vector(%d) = %v, want %v", step, d, ix.Vector(d), n)
+			}
+		}
+		// Every row is owned by exactly one live doc.
+		for r, d := range ix.rowDoc {
+			if got, ok := ix.row(d); !ok || got != r {
+				t.Fatalf("%s: row %d holds doc %d, whose row is %d", step, r, d, got)
+			}
+		}
+	}
+	check("after set", vec)
+	steps := []struct {
+		name string
+		op   func()
+		edit func(m map[uint32][]float32)
+	}{
+		{"remove middle", func() { ix.Remove(5) }, func(m map[uint32][]float32) { delete(m, 5) }},
+		{"remove absent", func() { ix.Remove(5); ix.Remove(1000) }, func(map[uint32][]float32) {}},
+		{"remove last row", func() { ix.Remove(9) }, func(m map[uint32][]float32) { delete(m, 9) }},
+		{"re-set removed", func() { _ = ix.Set(5, []float32{4, 3}) }, func(m map[uint32][]float32) { m[5] = []float32{4, 3} }},
+		{"overwrite", func() { _ = ix.Set(0, []float32{0, -1}) }, func(m map[uint32][]float32) { m[0] = []float32{0, -1} }},
+		{"remove first row", func() { ix.Remove(0) }, func(m map[uint32][]float32) { delete(m, 0) }},
+		{"remove all", func() { ix.Remove(70); ix.Remove(5) }, func(m map[uint32][]float32) { clear(m) }},
+		{"set again", func() { _ = ix.Set(3, []float32{1, 2}) }, func(m map[uint32][]float32) { m[3] = []float32{1, 2} }},
+	}
+	for _, s := range steps {
+		s.op()
+		s.edit(vec)
+		check(s.name, vec)
+	}
+}
+
+func TestNewClampsDim(t *testing.T) {
+	for _, d := range []int{-3, 0} {
+		if got := New(d).Dim(); got != 1 {
+			t.Fatalf("New(%d).Dim() = %d, want 1", d, got)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package engram
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// MaxLineBytes bounds one JSONL line of an import.
+const MaxLineBytes = 16 << 20
+
+// ImportOptions control Import.
+type ImportOptions struct {
+	// SkipInvalid imports the valid lines and reports the others; without it
+	// one invalid line rejects the whole import and nothing is stored.
+	SkipInvalid bool
+}
+
+// LineError is one rejected line of an import.
+type LineError struct {
+	Line int    `json:"line"`
+	Err  string `json:"error"`
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Err) }
+
+// ImportResult says what Import did.
+type ImportResult struct {
+	AddResult
+	Skipped []LineError `json:"skipped,omitempty"`
+}
+
+// ParseJSONL reads memories from JSONL, one object a line (blank lines are
+// skipped). It returns the parsed memories and, per invalid line, its error.
+func ParseJSONL(r io.Reader) ([]*Memory, []LineError, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+	var (
+		mems []*Memory
+		bad  []LineError
+		line int
+		ids  = map[string]int{}
+	)
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		m, err := ParseMemoryJSON(b)
+		if err == nil && m.ID != "" {
+			if prev, dup := ids[m.ID]; dup {
+				err = fmt.Errorf("id %q repeats line %d", m.ID, prev)
+			} else {
+				ids[m.ID] = line
+			}
+		}
+		if err != nil {
+			bad = append(bad, LineError{Line: line, Err: err.Error()})
+			continue
+		}
+		mems = append(mems, m)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, nil, fmt.Errorf("line %d: longer than %d bytes", line+1, MaxLineBytes)
+		}
+		return nil, nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return mems, bad, nil
+}
+
+// ParseMemoryJSON decodes and validates one memory object. Unknown fields and
+// wrong types are errors that name the field.
+func ParseMemoryJSON(b []byte) (*Memory, error) {
+	if !utf8.Valid(b) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var m Memory
+	if err := dec.Decode(&m); err != nil {
+		return nil, describeJSONError(err)
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value on the line")
+	}
+	// The same checks Add makes, so an import fails here, with a line number.
+	if _, err := prepare(&m, time.Now()); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// describeJSONError turns encoding/json errors into one line naming the field.
+func describeJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			return fmt.Errorf("expected a JSON object, got %s", te.Value)
+		}
+		return fmt.Errorf("field %q: expected %s, got %s", field, te.Type, te.Value)
+	case errors.As(err, &se):
+		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, se)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("incomplete JSON object")
+	}
+	return err
+}
+
+// Import loads memories from JSONL in one transaction (see ImportOptions).
+func (db *DB) Import(ctx context.Context, r io.Reader, opt ImportOptions) (ImportResult, error) {
+	var res ImportResult
+	mems, bad, err := ParseJSONL(r)
+	if err != nil {
+		return res, err
+	}
+	if len(bad) > 0 && !opt.SkipInvalid {
+		return res, fmt.Errorf("%w: %v (nothing imported; %d invalid line(s), use --skip-invalid to import the rest)",
+			ErrInvalid, bad[0], len(bad))
+	}
+	res.Skipped = bad
+	if len(mems) == 0 {
+		return res, nil
+	}
+	res.AddResult, err = db.Add(ctx, mems...)
+	return res, err
+}
+
+// Export writes every memory as JSONL in id order; Import of it restores the
+// store exactly, embeddings included.
+func (db *DB) Export(ctx context.Context, w io.Writer) error { return db.export(ctx, w, nil) }
+
+// export writes the memories keep admits (all when nil).
+func (db *DB) export(ctx context.Context, w io.Writer, keep func(*memory.Memory) bool) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	err := db.st.Scan(ctx, func(m *memory.Memory) error {
+		if keep != nil && !keep(m) {
+			return nil
+		}
+		return enc.Encode(m)
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return bw.Flush()
+}

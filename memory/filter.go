@@ -1,0 +1,63 @@
+package memory
+
+import "time"
+
+// Filter restricts a search, a brief or a listing. Every set field must hold;
+// the zero Filter matches everything. Recall applies it inside each leg, before
+// ranking, so a small scope in a large store still gets its full result count.
+type Filter struct {
+	// Scope: the memory's scope must contain every key=value given here.
+	Scope map[string]string `json:"scope,omitempty"`
+	Type  string            `json:"type,omitempty"`
+	Scene string            `json:"scene,omitempty"`
+	// Tags: the memory must carry every tag given here.
+	Tags   []string `json:"tags,omitempty"`
+	Source string   `json:"source,omitempty"`
+	// Since and Until bound created_at: Since inclusive, Until exclusive.
+	Since *time.Time `json:"since,omitempty"`
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// Empty reports whether the filter matches everything.
+func (f *Filter) Empty() bool {
+	return len(f.Scope) == 0 && f.Type == "" && f.Scene == "" && len(f.Tags) == 0 &&
+		f.Source == "" && f.Since == nil && f.Until == nil
+}
+
+// Match is the reference implementation of the filter over one memory. Indexes
+// use faster equivalents and are tested against it.
+func (f *Filter) Match(m *Memory) bool {
+	for k, v := range f.Scope {
+		if m.Scope[k] != v {
+			return false
+		}
+	}
+	if f.Type != "" && m.Type != f.Type {
+		return false
+	}
+	if f.Scene != "" && m.Scene != f.Scene {
+		return false
+	}
+	if f.Source != "" && m.Source != f.Source {
+		return false
+	}
+	for _, t := range f.Tags {
+		found := false
+		for _, mt := range m.Tags {
+			if mt == t {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	if f.Since != nil && m.CreatedAt.Before(*f.Since) {
+		return false
+	}
+	if f.Until != nil && !m.CreatedAt.Before(*f.Until) {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,212 @@
+// Package memory holds Engram's domain nouns: a Memory, the Filter that scopes a
+// search, the Query that asks for one, and the Response that explains it. Every
+// other package (storage, indexes, the recall pipeline, servers) speaks these types.
+package memory
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultType is the type given to a memory that names none.
+const DefaultType = "note"
+
+// DemandHalfLife is how fast a memory's demand (its decayed count of uses) fades.
+const DemandHalfLife = 30 * 24 * time.Hour
+
+// Memory is one thing an agent remembers.
+type Memory struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Text        string            `json:"text"`
+	Type        string            `json:"type"`
+	Scene       string            `json:"scene,omitempty"`
+	Scope       map[string]string `json:"scope,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Metadata    json.RawMessage   `json:"metadata,omitempty"`
+	Favorite    bool              `json:"favorite,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+	// Uses counts every delivery (search, inject, brief) and touch.
+	Uses int64 `json:"uses,omitempty"`
+	// Demand is the decayed count of uses as of DemandAt (half-life DemandHalfLife).
+	Demand   float64    `json:"demand,omitempty"`
+	DemandAt *time.Time `json:"demand_at,omitempty"`
+	// ContentHash is ContentHash(name, description, text): what an embedding depends on.
+	ContentHash string `json:"content_hash,omitempty"`
+	// Embedding is the stored vector, or nil when the memory has not been embedded.
+	Embedding *Embedding `json:"embedding,omitempty"`
+}
+
+// Embedding is a stored vector with the model that produced it.
+type Embedding struct {
+	Model  string    `json:"model"`
+	Dim    int       `json:"dim"`
+	Vector []float32 `json:"vector"`
+}
+
+// EmbedText is the text an embedder sees for a memory: its name, description and
+// text, one per line, skipping empty ones.
+func (m *Memory) EmbedText() string {
+	parts := make([]string, 0, 3)
+	for _, s := range []string{m.Name, m.Description, m.Text} {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ComputeHash returns the content hash of a memory's embeddable text.
+func (m *Memory) ComputeHash() string { return ContentHash(m.EmbedText()) }
+
+// ContentHash is the first 128 bits of s's SHA-256 in hex: the key of the
+// embedding cache.
+func ContentHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:16])
+}
+
+// DemandNow returns the memory's demand decayed to time now.
+func (m *Memory) DemandNow(now time.Time) float64 {
+	if m.Demand <= 0 || m.DemandAt == nil {
+		return 0
+	}
+	return Decay(m.Demand, now.Sub(*m.DemandAt))
+}
+
+// Decay fades a demand value over the elapsed time with half-life DemandHalfLife.
+func Decay(d float64, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return d
+	}
+	return d * math.Exp2(-float64(elapsed)/float64(DemandHalfLife))
+}
+
+// Validation errors. Each is wrapped with the offending field.
+var (
+	ErrInvalid  = errors.New("invalid")
+	ErrNotFound = errors.New("not found")
+)
+
+// Normalize fills defaults (type) and canonicalises tags (trimmed, sorted, unique)
+// and validates the fields. It does not set ids or times.
+func (m *Memory) Normalize() error {
+	if strings.TrimSpace(m.Text) == "" {
+		return fmt.Errorf("%w: field \"text\" is required and must not be empty", ErrInvalid)
+	}
+	if m.Type = strings.TrimSpace(m.Type); m.Type == "" {
+		m.Type = DefaultType
+	}
+	if err := ValidateScope(m.Scope); err != nil {
+		return err
+	}
+	m.Tags = NormalizeTags(m.Tags)
+	if len(m.Metadata) > 0 {
+		if !json.Valid(m.Metadata) || strings.TrimSpace(string(m.Metadata))[0] != '{' {
+			return fmt.Errorf("%w: field \"metadata\" must be a JSON object", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// NormalizeTags trims, drops empty, sorts and de-duplicates tags.
+func NormalizeTags(tags []string) []string {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	j := 0
+	for i, t := range out {
+		if i == 0 || t != out[j-1] {
+			out[j] = t
+			j++
+		}
+	}
+	if j == 0 {
+		return nil
+	}
+	return out[:j]
+}
+
+// ValidateScope checks every key and value of a scope map.
+func ValidateScope(scope map[string]string) error {
+	for k, v := range scope {
+		if err := checkScopePart(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkScopePart(k, v string) error {
+	if k == "" || strings.ContainsAny(k, "=,") || strings.TrimSpace(k) != k {
+		return fmt.Errorf("%w: scope key %q: must be non-empty without '=', ',' or surrounding spaces", ErrInvalid, k)
+	}
+	if v == "" || strings.Contains(v, ",") {
+		return fmt.Errorf("%w: scope %s=%q: value must be non-empty without ','", ErrInvalid, k, v)
+	}
+	return nil
+}
+
+// ParseScope parses "key=value" pairs, given as separate arguments and/or joined
+// by commas ("team=t1,user=u7"), into a scope map.
+func ParseScope(parts ...string) (map[string]string, error) {
+	var scope map[string]string
+	for _, p := range parts {
+		for _, kv := range strings.Split(p, ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return nil, fmt.Errorf("%w: scope %q: want key=value", ErrInvalid, kv)
+			}
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if err := checkScopePart(k, v); err != nil {
+				return nil, err
+			}
+			if scope == nil {
+				scope = map[string]string{}
+			}
+			if old, dup := scope[k]; dup && old != v {
+				return nil, fmt.Errorf("%w: scope key %q given twice (%q and %q)", ErrInvalid, k, old, v)
+			}
+			scope[k] = v
+		}
+	}
+	return scope, nil
+}
+
+// FormatScope renders a scope as sorted "k=v,k=v".
+func FormatScope(scope map[string]string) string {
+	keys := make([]string, 0, len(scope))
+	for k := range scope {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + scope[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,135 @@
+package memory
+
+import "time"
+
+// Search modes.
+const (
+	ModeHybrid = "hybrid"
+	ModeBM25   = "bm25"
+	ModeVector = "vector"
+)
+
+// Strategies name what actually ran (DESIGN §1).
+const (
+	StrategyHybrid = "hybrid"
+	StrategyBM25   = "bm25"
+	StrategyVector = "vector"
+	StrategyNative = "native"
+	StrategyNone   = "none"
+)
+
+// Query asks for one search. Zero values take the store's defaults.
+type Query struct {
+	QID   string `json:"qid,omitempty"`
+	Query string `json:"query"`
+	Limit int    `json:"limit,omitempty"`
+	Mode  string `json:"mode,omitempty"`
+	Filter
+	// Candidates is the pool each leg returns before fusion; 0 means max(5×limit, 50).
+	Candidates int `json:"candidates,omitempty"`
+	// BM25Weight and VectorWeight override the fusion weights for this query.
+	BM25Weight   *float64 `json:"bm25_weight,omitempty"`
+	VectorWeight *float64 `json:"vector_weight,omitempty"`
+	// Fusion names the fusion: "rrf" (default), "rsf", "dbsf".
+	Fusion string `json:"fusion,omitempty"`
+	// Optional stages.
+	Rerank bool     `json:"rerank,omitempty"`
+	HyDE   bool     `json:"hyde,omitempty"`
+	MMR    bool     `json:"mmr,omitempty"`
+	Lambda *float64 `json:"mmr_lambda,omitempty"`
+	// MinRelevance drops results whose relevance (in [0,1]) is below it.
+	MinRelevance float64 `json:"min_relevance,omitempty"`
+	// NoRecord skips recording a use for the delivered results.
+	NoRecord bool `json:"no_record,omitempty"`
+}
+
+// Response is a search's answer: what ran, what was skipped and why, how long
+// each stage took, and every result with its explanation (DESIGN §6, contract).
+type Response struct {
+	QID       string             `json:"qid,omitempty"`
+	Query     string             `json:"query"`
+	Strategy  string             `json:"strategy"`
+	Fusion    *FusionInfo        `json:"fusion,omitempty"`
+	Stages    []string           `json:"stages"`
+	Degraded  []Degraded         `json:"degraded"`
+	TimingsMS map[string]float64 `json:"timings_ms"`
+	Results   []Result           `json:"results"`
+}
+
+// FusionInfo says how the legs were merged.
+type FusionInfo struct {
+	Method  string             `json:"method"`
+	K       float64            `json:"k,omitempty"`
+	Weights map[string]float64 `json:"weights"`
+	// WeightSource says where the vector weight came from: model, store or query.
+	WeightSource string `json:"weight_source,omitempty"`
+	Candidates   int    `json:"candidates"`
+}
+
+// Degraded names a stage that was skipped or fell back, and why.
+type Degraded struct {
+	Stage  string `json:"stage"`
+	Reason string `json:"reason"`
+}
+
+// Result is one recalled memory.
+type Result struct {
+	ID          string            `json:"id"`
+	Text        string            `json:"text"`
+	Name        string            `json:"name,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Type        string            `json:"type"`
+	Scene       string            `json:"scene,omitempty"`
+	Scope       map[string]string `json:"scope,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Favorite    bool              `json:"favorite,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
+	Score       float64           `json:"score"`
+	Explain     *Explain          `json:"explain"`
+}
+
+// Explain says where a result's score came from. A leg that did not return the
+// result is null.
+type Explain struct {
+	BM25   *LegBM25   `json:"bm25"`
+	Vector *LegVector `json:"vector"`
+	// RRF is the fused score before boosts (named rrf in the contract; the
+	// response's fusion.method says which fusion produced it).
+	RRF       float64  `json:"rrf"`
+	Boosts    Boosts   `json:"boosts"`
+	Relevance float64  `json:"relevance"`
+	Rerank    *Rerank  `json:"rerank,omitempty"`
+	MMR       *MMRInfo `json:"mmr,omitempty"`
+}
+
+// LegBM25 is a result's place in the keyword leg.
+type LegBM25 struct {
+	Rank  int     `json:"rank"`
+	Score float64 `json:"score"`
+}
+
+// LegVector is a result's place in the vector leg.
+type LegVector struct {
+	Rank   int     `json:"rank"`
+	Cosine float64 `json:"cosine"`
+}
+
+// Boosts are the bounded multipliers applied after fusion.
+type Boosts struct {
+	Favorite float64 `json:"favorite"`
+	Demand   float64 `json:"demand"`
+}
+
+// Rerank is a result's cross-encoder score and where it stood before.
+type Rerank struct {
+	Score   float64 `json:"score"`
+	PreRank int     `json:"pre_rank"`
+}
+
+// MMRInfo is a result's diversity step.
+type MMRInfo struct {
+	PreRank    int     `json:"pre_rank"`
+	Redundancy float64 `json:"redundancy"`
+	Score      float64 `json:"score"`
+}

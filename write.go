@@ -1,0 +1,295 @@
+package engram
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// MaxIDLength bounds a caller-chosen memory id.
+const MaxIDLength = 128
+
+// DefaultWriteEmbedTimeout bounds embedding one batch of memories being written.
+const DefaultWriteEmbedTimeout = 30 * time.Second
+
+// AddResult says what Add stored.
+type AddResult struct {
+	IDs []string `json:"ids"`
+	// Embedded counts the memories that got a vector now. When the embedder
+	// failed, Deferred says why; those memories are keyword-searchable at once
+	// and get vectors from Reindex.
+	Embedded int    `json:"embedded"`
+	Deferred string `json:"deferred,omitempty"`
+}
+
+// NewID returns a new sortable unique id (a ULID).
+func NewID() string { return ulid.MustNew(ulid.Now(), rand.Reader).String() }
+
+// Add stores memories in one transaction: all or none. Missing ids, times and
+// types are filled; the caller's structs are not modified.
+func (db *DB) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
+	var res AddResult
+	now := time.Now().UTC()
+	prepared := make([]*memory.Memory, len(mems))
+	seen := make(map[string]int, len(mems))
+	for i, in := range mems {
+		m, err := prepare(in, now)
+		if err != nil {
+			if len(mems) > 1 {
+				return res, fmt.Errorf("memory %d: %w", i+1, err)
+			}
+			return res, err
+		}
+		if j, dup := seen[m.ID]; dup {
+			return res, fmt.Errorf("%w: memory %d repeats the id %q of memory %d", ErrInvalid, i+1, m.ID, j+1)
+		}
+		seen[m.ID] = i
+		prepared[i] = m
+	}
+	res.Embedded, res.Deferred = db.embedMissing(ctx, prepared)
+	first, last, err := db.st.Put(ctx, prepared)
+	if err != nil {
+		return res, err
+	}
+	if err := db.applyOwn(ctx, prepared, first, last); err != nil {
+		return res, err
+	}
+	res.IDs = make([]string, len(prepared))
+	for i, m := range prepared {
+		res.IDs[i] = m.ID
+	}
+	return res, nil
+}
+
+// prepare copies and validates a memory for storing.
+func prepare(in *Memory, now time.Time) (*memory.Memory, error) {
+	if in == nil {
+		return nil, fmt.Errorf("%w: nil memory", ErrInvalid)
+	}
+	m := *in
+	m.Scope = cloneMap(in.Scope)
+	m.Tags = append([]string(nil), in.Tags...)
+	if err := m.Normalize(); err != nil {
+		return nil, err
+	}
+	if m.ID == "" {
+		m.ID = NewID()
+	} else if err := checkID(m.ID); err != nil {
+		return nil, err
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now
+	}
+	if m.UpdatedAt.IsZero() {
+		m.UpdatedAt = m.CreatedAt
+	}
+	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	if m.DemandAt != nil {
+		t := m.DemandAt.UTC()
+		m.DemandAt = &t
+	}
+	if m.Uses < 0 || m.Demand < 0 {
+		return nil, fmt.Errorf("%w: uses and demand must not be negative", ErrInvalid)
+	}
+	m.ContentHash = m.ComputeHash()
+	if e := in.Embedding; e != nil {
+		if e.Model == "" || len(e.Vector) == 0 {
+			return nil, fmt.Errorf("%w: field \"embedding\" needs a model and a vector", ErrInvalid)
+		}
+		if e.Dim != 0 && e.Dim != len(e.Vector) {
+			return nil, fmt.Errorf("%w: field \"embedding\": dim %d but %d values", ErrInvalid, e.Dim, len(e.Vector))
+		}
+		m.Embedding = &memory.Embedding{Model: e.Model, Dim: len(e.Vector), Vector: append([]float32(nil), e.Vector...)}
+	}
+	return &m, nil
+}
+
+func checkID(id string) error {
+	if len(id) > MaxIDLength {
+		return fmt.Errorf("%w: id of %d bytes is longer than %d", ErrInvalid, len(id), MaxIDLength)
+	}
+	for _, r := range id {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return fmt.Errorf("%w: id %q has whitespace, control or invalid characters", ErrInvalid, id)
+		}
+	}
+	return nil
+}
+
+// embedMissing gives vectors to the memories that have none from the current
+// model. An embedder failure is not an error: it returns the reason instead.
+func (db *DB) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded int, deferred string) {
+	if db.embedder == nil {
+		return 0, ""
+	}
+	model := db.embedder.Model()
+	var todo []*memory.Memory
+	for _, m := range mems {
+		if m.Embedding == nil || m.Embedding.Model != model {
+			todo = append(todo, m)
+		}
+	}
+	const batch = 256
+	for start := 0; start < len(todo); start += batch {
+		part := todo[start:min(start+batch, len(todo))]
+		texts := make([]string, len(part))
+		for i, m := range part {
+			texts[i] = m.EmbedText()
+		}
+		timeout := db.opts.WriteEmbedTimeout
+		if timeout <= 0 {
+			timeout = DefaultWriteEmbedTimeout
+		}
+		ectx, cancel := context.WithTimeout(ctx, timeout)
+		vecs, err := db.embedder.Embed(ectx, texts)
+		cancel()
+		if err == nil && len(vecs) != len(texts) {
+			err = fmt.Errorf("returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+		if err != nil {
+			return embedded, fmt.Sprintf("embedder %s: %v; stored without vectors, run engram reindex later", model, err)
+		}
+		for i, m := range part {
+			if vecs[i] != nil {
+				m.Embedding = &memory.Embedding{Model: model, Dim: len(vecs[i]), Vector: vecs[i]}
+				embedded++
+			}
+		}
+	}
+	return embedded, ""
+}
+
+// Patch names the fields Update changes; nil fields are left as they are.
+type Patch struct {
+	Name        *string            `json:"name,omitempty"`
+	Description *string            `json:"description,omitempty"`
+	Text        *string            `json:"text,omitempty"`
+	Type        *string            `json:"type,omitempty"`
+	Scene       *string            `json:"scene,omitempty"`
+	Scope       *map[string]string `json:"scope,omitempty"`
+	Tags        *[]string          `json:"tags,omitempty"`
+	Source      *string            `json:"source,omitempty"`
+	Metadata    *json.RawMessage   `json:"metadata,omitempty"`
+	Favorite    *bool              `json:"favorite,omitempty"`
+}
+
+// Update changes a memory's fields. A change to its name, description or text
+// re-embeds it.
+func (db *DB) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
+	old, err := db.st.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m := *old
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&m.Name, p.Name)
+	set(&m.Description, p.Description)
+	set(&m.Text, p.Text)
+	set(&m.Type, p.Type)
+	set(&m.Scene, p.Scene)
+	set(&m.Source, p.Source)
+	if p.Scope != nil {
+		m.Scope = cloneMap(*p.Scope)
+	}
+	if p.Tags != nil {
+		m.Tags = append([]string(nil), (*p.Tags)...)
+	}
+	if p.Metadata != nil {
+		m.Metadata = *p.Metadata
+	}
+	if p.Favorite != nil {
+		m.Favorite = *p.Favorite
+	}
+	if err := m.Normalize(); err != nil {
+		return nil, err
+	}
+	m.UpdatedAt = time.Now().UTC()
+	if h := m.ComputeHash(); h != old.ContentHash {
+		m.ContentHash = h
+		m.Embedding = nil
+		_, deferred := db.embedMissing(ctx, []*memory.Memory{&m})
+		if deferred != "" {
+			db.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
+		}
+	}
+	first, last, err := db.st.Put(ctx, []*memory.Memory{&m})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.applyOwn(ctx, []*memory.Memory{&m}, first, last); err != nil {
+		return nil, err
+	}
+	out := m
+	return &out, nil
+}
+
+// Favorite marks or unmarks a memory as a favorite.
+func (db *DB) Favorite(ctx context.Context, id string, on bool) (*Memory, error) {
+	return db.Update(ctx, id, Patch{Favorite: &on})
+}
+
+// Delete removes memories. It returns how many existed; deleting a single id
+// that does not exist is ErrNotFound.
+func (db *DB) Delete(ctx context.Context, ids ...string) (int, error) {
+	n, err := db.st.Delete(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	if err := db.sync(ctx); err != nil {
+		return n, err
+	}
+	if n == 0 && len(ids) == 1 {
+		return 0, fmt.Errorf("memory %s: %w", ids[0], ErrNotFound)
+	}
+	return n, nil
+}
+
+// Touch records a use of each memory, as a delivery by search would.
+func (db *DB) Touch(ctx context.Context, ids ...string) error {
+	for _, id := range ids {
+		if _, err := db.Get(ctx, id); err != nil {
+			return err
+		}
+	}
+	if err := db.st.RecordUse(ctx, ids, time.Now().UTC()); err != nil {
+		return err
+	}
+	return db.sync(ctx)
+}
+
+// Get returns a memory by id (a copy).
+func (db *DB) Get(ctx context.Context, id string) (*Memory, error) {
+	if err := db.sync(ctx); err != nil {
+		return nil, err
+	}
+	db.mu.RLock()
+	m := db.ix.Get(id)
+	db.mu.RUnlock()
+	if m == nil {
+		return nil, fmt.Errorf("memory %s: %w", id, ErrNotFound)
+	}
+	out := *m
+	return &out, nil
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
