@@ -54,7 +54,8 @@ func exitCode(err error) int {
 		errors.Is(err, engram.ErrNotFound),
 		errors.Is(err, engram.ErrNotEngram),
 		errors.Is(err, engram.ErrNewerSchema),
-		errors.Is(err, engram.ErrBadPath):
+		errors.Is(err, engram.ErrBadPath),
+		errors.Is(err, engram.ErrScope):
 		return 2
 	}
 	return 1

@@ -32,6 +32,8 @@ The database is --db, else $ENGRAM_DB, else engram.db in the user's data directo
 The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), openai, ollama or none.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          args(cobra.NoArgs),
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.PersistentFlags().StringVar(&e.dbPath, "db", "", "database file (default $ENGRAM_DB or the user data directory)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "machine-readable JSON output")

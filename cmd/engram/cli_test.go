@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cli runs one command line against db and returns stdout, stderr and the exit code.
+func cli(t testing.TB, db string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"--db", db}, args...)
+	code := run(context.Background(), full, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func mustCLI(t testing.TB, db string, stdin string, args ...string) string {
+	t.Helper()
+	out, errs, code := cli(t, db, stdin, args...)
+	if code != 0 {
+		t.Fatalf("engram %v: exit %d: %s", args, code, errs)
+	}
+	return out
+}
+
+func TestCLIRoundTrip(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	id := strings.TrimSpace(mustCLI(t, db, "", "add", "tasks_claim must run inside a transaction",
+		"--name", "claim", "--type", "fact", "--scope", "team=t1", "--tag", "db"))
+	if id == "" {
+		t.Fatal("add printed no id")
+	}
+	mustCLI(t, db, "", "add", "The user prefers dark themes", "--scope", "team=t1,user=u7", "--favorite")
+
+	var resp struct {
+		Strategy string
+		Results  []struct {
+			ID      string
+			Explain struct{ BM25 *struct{ Rank int } }
+		}
+	}
+	out := mustCLI(t, db, "", "search", "tasks_claim", "--json", "--scope", "team=t1")
+	if err := json.Unmarshal([]byte(out), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Strategy != "hybrid" || len(resp.Results) == 0 || resp.Results[0].ID != id || resp.Results[0].Explain.BM25.Rank != 1 {
+		t.Fatalf("search: %s", out)
+	}
+	if out := mustCLI(t, db, "", "search", "dark themes", "--context", "--budget", "200"); !strings.Contains(out, "dark themes") {
+		t.Fatalf("context output: %q", out)
+	}
+	mustCLI(t, db, "", "update", id, "--text", "tasks_claim needs a transaction", "--favorite", "true")
+	if out := mustCLI(t, db, "", "get", id); !strings.Contains(out, "needs a transaction") || !strings.Contains(out, `"favorite": true`) {
+		t.Fatalf("get after update: %s", out)
+	}
+	mustCLI(t, db, "", "touch", id)
+	mustCLI(t, db, "", "favorite", id, "--off")
+
+	// Batch: one JSON object a line in, one response a line out, qid echoed.
+	batch := `{"qid":"q1","query":"transaction"}` + "\n" + `{"qid":"q2","query":"themes","limit":1}` + "\n"
+	out = mustCLI(t, db, batch, "search", "--batch", "-", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"qid":"q1"`) || !strings.Contains(lines[1], `"qid":"q2"`) {
+		t.Fatalf("batch output: %s", out)
+	}
+
+	// export → import into an empty file → export: identical.
+	exported := mustCLI(t, db, "", "export")
+	db2 := filepath.Join(dir, "b.db")
+	mustCLI(t, db2, exported, "import", "-")
+	if again := mustCLI(t, db2, "", "export"); again != exported {
+		t.Fatalf("export after import differs:\n%s\n---\n%s", exported, again)
+	}
+	mustCLI(t, db, "", "delete", id)
+	if _, _, code := cli(t, db, "", "get", id); code != 2 {
+		t.Fatalf("get of a deleted id: exit %d, want 2", code)
+	}
+	if out := mustCLI(t, db, "", "stats", "--json"); !strings.Contains(out, `"memories": 1`) {
+		t.Fatalf("stats: %s", out)
+	}
+}
+
+// TestCLIBadInput: each mistake gets one line on stderr, exit 2, no stack
+// trace, and the store is unchanged.
+func TestCLIBadInput(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "none")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	mustCLI(t, db, "", "add", "kept memory")
+	before := mustCLI(t, db, "", "export")
+	notSQLite := filepath.Join(dir, "text.db")
+	if err := os.WriteFile(notSQLite, []byte("just some text, definitely not SQLite"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		db    string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"unknown flag", db, "", []string{"search", "x", "--frobnicate"}, "unknown flag"},
+		{"unknown command", db, "", []string{"frobnicate"}, "unknown command"},
+		{"empty query", db, "", []string{"search", "  "}, "query text is empty"},
+		{"zero limit", db, "", []string{"search", "x", "--limit", "0"}, "--limit 0"},
+		{"huge limit", db, "", []string{"search", "x", "--limit", "100000000"}, "above the maximum"},
+		{"bad mode", db, "", []string{"search", "x", "--mode", "fuzzy"}, "mode \"fuzzy\""},
+		{"bad scope", db, "", []string{"search", "x", "--scope", "team"}, "want key=value"},
+		{"bad since", db, "", []string{"search", "x", "--since", "yesterday-ish"}, "--since"},
+		{"unknown id", db, "", []string{"get", "01NOPE"}, "not found"},
+		{"update unknown id", db, "", []string{"update", "01NOPE", "--text", "x"}, "not found"},
+		{"delete unknown id", db, "", []string{"delete", "01NOPE"}, "not found"},
+		{"missing text", db, "", []string{"add"}, "accepts 1 arg"},
+		{"empty text", db, "", []string{"add", " "}, "text"},
+		{"bad metadata", db, "", []string{"add", "x", "--metadata", "[1]"}, "metadata"},
+		{"malformed jsonl", db, "{\"text\":\"ok\"}\n{\"text\": 5}\n", []string{"import", "-"}, "line 2"},
+		{"unknown jsonl field", db, "{\"txt\":\"ok\"}\n", []string{"import", "-"}, "line 1: unknown field \"txt\""},
+		{"missing import file", db, "", []string{"import", filepath.Join(dir, "nope.jsonl")}, "no such file"},
+		{"bad batch line", db, "{\"query\": 3}\n", []string{"search", "--batch", "-"}, "invalid"},
+		{"not sqlite", notSQLite, "", []string{"stats"}, "not an Engram database"},
+		{"missing directory", filepath.Join(dir, "no", "such", "e.db"), "", []string{"stats"}, "does not exist"},
+		{"bad embedder", db, "", []string{"search", "x", "--mode", "bm25"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "bad embedder" {
+				t.Setenv("ENGRAM_EMBEDDER", "frobnicator")
+				c.want = "ENGRAM_EMBEDDER"
+			}
+			_, stderr, code := cli(t, c.db, c.stdin, c.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "engram: ") {
+				t.Fatalf("stderr is not one line: %q", stderr)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Fatalf("stderr %q does not mention %q", stderr, c.want)
+			}
+			if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
+				t.Fatalf("stack trace on stderr: %q", stderr)
+			}
+		})
+	}
+	if after := mustCLI(t, db, "", "export"); after != before {
+		t.Fatalf("bad input changed the store:\n%s\n---\n%s", before, after)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "none")
+	db := filepath.Join(t.TempDir(), "a.db")
+	mustCLI(t, db, "", "add", "x")
+	// Bump the schema version as a future engram would.
+	out, errs, code := cli(t, db, "", "stats")
+	if code != 0 {
+		t.Fatalf("stats: %d %s %s", code, out, errs)
+	}
+	if err := setUserVersion(db, 99); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := cli(t, db, "", "search", "x")
+	if code != 2 || !strings.Contains(stderr, "newer") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "")
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"demo"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"embedder glove100", "tasks_claim", "bm25", "vector", "hybrid"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+}

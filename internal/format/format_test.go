@@ -1,0 +1,93 @@
+package format
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+var at = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+
+func sampleResponse() *memory.Response {
+	return &memory.Response{
+		Query: "why is the first request slow", Strategy: "hybrid",
+		Fusion:   &memory.FusionInfo{Method: "rrf", K: 60, Weights: map[string]float64{"bm25": 1, "vector": 0.1}, WeightSource: "model", Candidates: 50},
+		Degraded: []memory.Degraded{{Stage: "rerank", Reason: "no reranker configured"}},
+		Results: []memory.Result{
+			{ID: "01A", Name: "Cold start", Text: "After a deploy the first request is slow:\nthe pool is empty.", Type: "fact", CreatedAt: at, Score: 0.0198,
+				Explain: &memory.Explain{BM25: &memory.LegBM25{Rank: 1, Score: 9.56}, Vector: &memory.LegVector{Rank: 2, Cosine: 0.55}, RRF: 0.0180,
+					Boosts: memory.Boosts{Favorite: 1.15, Demand: 1.0165}, Relevance: 0.61}},
+			{ID: "01B", Text: "Retry outgoing HTTP calls three times with jitter.", Type: "instruction", CreatedAt: at, Score: 0.0016,
+				Explain: &memory.Explain{Vector: &memory.LegVector{Rank: 1, Cosine: 0.34}, RRF: 0.0016, Boosts: memory.Boosts{Favorite: 1, Demand: 1}, Relevance: 0.1}},
+		},
+	}
+}
+
+func TestExplainedGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Explained(&buf, sampleResponse()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "explained.txt", buf.Bytes())
+}
+
+func TestJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, sampleResponse(), false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "response.json", buf.Bytes())
+}
+
+func TestContextBudget(t *testing.T) {
+	results := sampleResponse().Results
+	cases := []struct {
+		name   string
+		budget int
+		golden string
+	}{
+		{"unlimited", 0, "context_unlimited.txt"},
+		{"both fit", 200, "context_200.txt"},
+		{"second cut", 160, "context_160.txt"},
+		{"second left out", 120, "context_120.txt"},
+		{"first left out", 60, "context_60.txt"},
+		{"nothing fits", 10, "context_10.txt"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Context(&buf, results, c.budget); err != nil {
+				t.Fatal(err)
+			}
+			if n := utf8.RuneCount(buf.Bytes()); c.budget > 0 && n > c.budget {
+				t.Fatalf("%d characters over a budget of %d", n, c.budget)
+			}
+			golden(t, c.golden, buf.Bytes())
+		})
+	}
+}

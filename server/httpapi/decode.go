@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// readBody reads a whole request body (already bounded by http.MaxBytesReader).
+func readBody(r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, err
+		}
+		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "reading the request body: %v", err)
+	}
+	return data, nil
+}
+
+// decodeStrict decodes exactly one JSON value into v: valid UTF-8, no unknown
+// fields, nothing after the value. An empty body is an error unless
+// allowEmpty, when v is left as it is.
+func decodeStrict(data []byte, v any, allowEmpty bool) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return errorf(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
+	}
+	if !utf8.Valid(data) {
+		return errorf(http.StatusBadRequest, CodeInvalidJSON, "the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(http.StatusBadRequest, CodeInvalidJSON, "the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// jsonError classifies an encoding/json error as an API error naming the field.
+func jsonError(err error) *Error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var pe *time.ParseError
+	switch {
+	case errors.As(err, &se):
+		return errorf(http.StatusBadRequest, CodeInvalidJSON, "invalid JSON at byte %d: %v", se.Offset, se)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return errorf(http.StatusBadRequest, CodeInvalidJSON, "invalid JSON: the value is incomplete")
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return errorf(http.StatusBadRequest, CodeBadRequest, "expected %s, got %s", jsonKind(te.Type), te.Value)
+		}
+		return errorf(http.StatusBadRequest, CodeBadRequest, "field %q: expected %s, got %s", te.Field, jsonKind(te.Type), te.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return errorf(http.StatusBadRequest, CodeUnknownField, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	case errors.As(err, &pe):
+		return errorf(http.StatusBadRequest, CodeBadRequest, "a time is not RFC 3339: %q", pe.Value)
+	}
+	return errorf(http.StatusBadRequest, CodeBadRequest, "%s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonKind names a Go type the way a JSON client thinks of it.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
+			return "a JSON value"
+		}
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return t.String()
+}

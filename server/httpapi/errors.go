@@ -1,0 +1,85 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/engram-memory/engram"
+)
+
+// Error codes: stable, part of the API contract.
+const (
+	CodeBadRequest       = "bad_request"
+	CodeInvalidJSON      = "invalid_json"
+	CodeUnknownField     = "unknown_field"
+	CodeNotFound         = "not_found"
+	CodeUnauthorized     = "unauthorized"
+	CodeForbidden        = "forbidden"
+	CodeTooLarge         = "too_large"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeTimeout          = "timeout"
+	CodeUnavailable      = "unavailable"
+	CodeInternal         = "internal"
+)
+
+// Error is an API error as it travels: {"error": {"code", "message"}}.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error *Error `json:"error"`
+}
+
+func errorf(status int, code, format string, a ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// toError maps an error from the store or a decoder to its API error. ok is
+// false for errors that are the server's fault, whose detail is only logged.
+func toError(err error) (e *Error, ok bool) {
+	var ae *Error
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae, true
+	case errors.As(err, &mb):
+		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body is larger than %d bytes", mb.Limit), true
+	case errors.Is(err, engram.ErrScope):
+		return errorf(http.StatusForbidden, CodeForbidden, "%s", err.Error()), true
+	case errors.Is(err, engram.ErrNotFound):
+		return errorf(http.StatusNotFound, CodeNotFound, "%s", err.Error()), true
+	case errors.Is(err, engram.ErrInvalid), errors.Is(err, engram.ErrInvalidQuery):
+		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", err.Error()), true
+	case errors.Is(err, context.DeadlineExceeded):
+		return errorf(http.StatusServiceUnavailable, CodeTimeout, "the request took longer than the server allows"), true
+	}
+	return errorf(http.StatusInternalServerError, CodeInternal, "internal error (details are in the server log)"), false
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may be gone; nothing left to tell it
+}
+
+func writeError(w http.ResponseWriter, e *Error) {
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
+	}
+	writeJSON(w, e.Status, ErrorBody{Error: e})
+}

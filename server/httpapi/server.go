@@ -1,0 +1,213 @@
+// Package httpapi serves an Engram store over HTTP as JSON (DESIGN §8): memories,
+// search, the delivery paths, import and export, each request confined to the
+// scope of the API key that made it.
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultMaxBodyBytes   = 8 << 20   // one JSON request body
+	DefaultMaxImportBytes = 256 << 20 // one JSONL import body
+	DefaultMaxLimit       = 1000      // results or items one request may ask for
+	DefaultMaxBudget      = 100_000   // characters of a brief or an injection
+	DefaultMaxBatch       = 1000      // memories in one POST /v1/memories
+	DefaultRequestTimeout = 30 * time.Second
+	// MinKeyLength is the shortest API key accepted (bytes).
+	MinKeyLength = 16
+)
+
+// Key is an API key and the scope every request made with it is confined to.
+type Key struct {
+	Key   string            `json:"key"`
+	Scope map[string]string `json:"scope"`
+}
+
+// Config configures a Server. Zero fields take the defaults above.
+type Config struct {
+	// Keys, when any are given, are required on every /v1 request as
+	// "Authorization: Bearer KEY". Without keys every request acts on the whole
+	// store, and only requests whose Host is a loopback name are served.
+	Keys []Key
+	// AnyHost serves a keyless server under any Host header (the operator chose
+	// to expose it without authentication). Without it a keyless server answers
+	// only Host localhost, 127.0.0.1 or [::1], which defeats DNS rebinding.
+	AnyHost bool
+
+	MaxBodyBytes   int64
+	MaxImportBytes int64
+	MaxLimit       int
+	MaxBudget      int
+	MaxBatch       int
+	// RequestTimeout bounds every request except import and export streams.
+	RequestTimeout time.Duration
+	// Logger receives request failures and panics; nil is silent.
+	Logger *slog.Logger
+}
+
+// backend is what a request acts on: the whole store (*engram.DB) or one
+// tenant's view of it (*engram.Scoped).
+type backend interface {
+	Add(ctx context.Context, mems ...*engram.Memory) (engram.AddResult, error)
+	Get(ctx context.Context, id string) (*engram.Memory, error)
+	Update(ctx context.Context, id string, p engram.Patch) (*engram.Memory, error)
+	Delete(ctx context.Context, ids ...string) (int, error)
+	Favorite(ctx context.Context, id string, on bool) (*engram.Memory, error)
+	Touch(ctx context.Context, ids ...string) error
+	Search(ctx context.Context, q engram.Query) (*engram.Response, error)
+	Brief(ctx context.Context, opt engram.BriefOptions) (*engram.Brief, error)
+	Inject(ctx context.Context, prompt string, opt engram.InjectOptions) (*engram.Injection, error)
+	Import(ctx context.Context, r io.Reader, opt engram.ImportOptions) (engram.ImportResult, error)
+	Export(ctx context.Context, w io.Writer) error
+	Stats(ctx context.Context) (engram.Stats, error)
+}
+
+// tenant is who a request acts as.
+type tenant struct {
+	b     backend
+	scope map[string]string // nil for the keyless whole-store tenant
+}
+
+type compiledKey struct {
+	hash [sha256.Size]byte
+	t    *tenant
+}
+
+// Server is the HTTP API over one open store. It is an http.Handler.
+type Server struct {
+	db     *engram.DB
+	cfg    Config
+	log    *slog.Logger
+	keys   []compiledKey
+	open   *tenant // the keyless tenant; nil when keys are configured
+	routes []route
+	ready  atomic.Bool
+}
+
+// New returns a server for db. Every key must be at least MinKeyLength bytes,
+// unique, and bound to a non-empty valid scope: a key without one could read
+// and delete every tenant's memories.
+func New(db *engram.DB, cfg Config) (*Server, error) {
+	if db == nil {
+		return nil, errors.New("httpapi: no store")
+	}
+	setDefaults(&cfg)
+	s := &Server{db: db, cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	seen := map[[sha256.Size]byte]int{}
+	for i, k := range cfg.Keys {
+		if len(k.Key) < MinKeyLength {
+			return nil, fmt.Errorf("%w: key %d: shorter than %d bytes", engram.ErrInvalid, i+1, MinKeyLength)
+		}
+		if strings.ContainsAny(k.Key, " \t\r\n") {
+			return nil, fmt.Errorf("%w: key %d: contains whitespace", engram.ErrInvalid, i+1)
+		}
+		view, err := db.WithScope(k.Scope)
+		if err != nil {
+			return nil, fmt.Errorf("key %d (scope %q): %w", i+1, memory.FormatScope(k.Scope), err)
+		}
+		h := sha256.Sum256([]byte(k.Key))
+		if j, dup := seen[h]; dup {
+			return nil, fmt.Errorf("%w: key %d repeats key %d", engram.ErrInvalid, i+1, j+1)
+		}
+		seen[h] = i + 1
+		s.keys = append(s.keys, compiledKey{hash: h, t: &tenant{b: view, scope: view.Scope()}})
+	}
+	if len(s.keys) == 0 {
+		s.open = &tenant{b: db}
+	}
+	s.routes = s.routeTable()
+	s.ready.Store(true)
+	return s, nil
+}
+
+func setDefaults(c *Config) {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxImportBytes <= 0 {
+		c.MaxImportBytes = DefaultMaxImportBytes
+	}
+	if c.MaxLimit <= 0 {
+		c.MaxLimit = DefaultMaxLimit
+	}
+	if c.MaxBudget <= 0 {
+		c.MaxBudget = DefaultMaxBudget
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+}
+
+// Authenticated reports whether the server requires API keys.
+func (s *Server) Authenticated() bool { return len(s.keys) > 0 }
+
+// SetReady changes what GET /readyz answers: a server being shut down marks
+// itself not ready so that a load balancer stops sending it new requests.
+func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
+
+// authenticate finds the tenant of a request: the key's, compared in constant
+// time against every key (hashes first, so that length leaks nothing).
+func (s *Server) authenticate(r *http.Request) (*tenant, error) {
+	if s.open != nil {
+		return s.open, nil
+	}
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "missing Authorization: Bearer API key")
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "Authorization must be: Bearer API_KEY")
+	}
+	sum := sha256.Sum256([]byte(tok))
+	var found *tenant
+	for i := range s.keys {
+		if subtle.ConstantTimeCompare(sum[:], s.keys[i].hash[:]) == 1 {
+			found = s.keys[i].t
+		}
+	}
+	if found == nil {
+		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
+	}
+	return found, nil
+}
+
+// hostAllowed applies the keyless server's loopback Host rule.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	if s.open == nil || s.cfg.AnyHost {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,107 @@
+// Package mcpserver exposes an Engram store to LLM agents over the Model
+// Context Protocol: seven memory tools (search, add, update, delete, get,
+// brief, favorite) with typed input schemas, answering with compact LLM-ready
+// text plus the structured JSON, over stdio or streamable HTTP.
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-memory/engram"
+)
+
+// Backend is what the tools need from a store. Both *engram.DB (the whole
+// store) and *engram.Scoped (one tenant's view) satisfy it.
+type Backend interface {
+	Add(ctx context.Context, mems ...*engram.Memory) (engram.AddResult, error)
+	Get(ctx context.Context, id string) (*engram.Memory, error)
+	Update(ctx context.Context, id string, p engram.Patch) (*engram.Memory, error)
+	Delete(ctx context.Context, ids ...string) (int, error)
+	Favorite(ctx context.Context, id string, on bool) (*engram.Memory, error)
+	Search(ctx context.Context, q engram.Query) (*engram.Response, error)
+	Brief(ctx context.Context, opt engram.BriefOptions) (*engram.Brief, error)
+}
+
+var (
+	_ Backend = (*engram.DB)(nil)
+	_ Backend = (*engram.Scoped)(nil)
+)
+
+// Defaults of the tools' optional arguments.
+const (
+	DefaultSearchLimit  = 10
+	MaxSearchLimit      = 50
+	DefaultSearchBudget = 6000 // characters of text content for memory_search
+	MaxBudget           = 100000
+	DefaultName         = "engram"
+)
+
+// Options configure a server. The zero value is usable.
+type Options struct {
+	// Name and Version identify the server to clients; defaults "engram" and "dev".
+	Name, Version string
+	// Instructions are sent to clients on initialization; empty means
+	// DefaultInstructions.
+	Instructions string
+	// Logger receives the SDK's protocol logging; nil is silent.
+	Logger *slog.Logger
+	// SchemaCache shares tool schemas between servers (one server per HTTP
+	// request); nil builds them for this server.
+	SchemaCache *mcp.SchemaCache
+}
+
+// DefaultInstructions tell a client's model how to use the memory tools.
+const DefaultInstructions = `Engram is long-term memory. Use memory_search before answering anything that
+may depend on earlier sessions (the user's preferences, people, projects, decisions,
+instructions); use memory_add to keep a durable fact, preference, decision or
+instruction worth remembering later, one self-contained memory per call; use
+memory_update to correct a memory instead of adding a contradicting one, and
+memory_delete when it is wrong or obsolete. Every memory has an id (shown in
+results) for memory_get, memory_update, memory_delete and memory_favorite.
+memory_brief gives a session-start overview (favorites, most used, most recent).`
+
+// New returns an MCP server whose tools act on b.
+func New(b Backend, opts Options) *mcp.Server {
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Instructions == "" {
+		opts.Instructions = DefaultInstructions
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Engram memory", Version: opts.Version},
+		&mcp.ServerOptions{
+			Instructions: opts.Instructions,
+			Logger:       opts.Logger,
+			SchemaCache:  opts.SchemaCache,
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		})
+	t := tools{b: b}
+	mcp.AddTool(s, toolSearch(), t.search)
+	mcp.AddTool(s, toolAdd(), t.add)
+	mcp.AddTool(s, toolUpdate(), t.update)
+	mcp.AddTool(s, toolDelete(), t.delete)
+	mcp.AddTool(s, toolGet(), t.get)
+	mcp.AddTool(s, toolBrief(), t.brief)
+	mcp.AddTool(s, toolFavorite(), t.favorite)
+	return s
+}
+
+// ServeIO serves b over a line-delimited JSON-RPC stream (stdio: r is stdin,
+// w stdout) until the client disconnects or ctx ends. Nothing else may write
+// to w.
+func ServeIO(ctx context.Context, b Backend, opts Options, r io.Reader, w io.Writer) error {
+	t := &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
+	return New(b, opts).Run(ctx, t)
+}
+
+// nopWriteCloser leaves closing the stream to its owner.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
