@@ -17,8 +17,10 @@ const (
 	DefaultInjectBudget = 1500 // characters
 	DefaultInjectLimit  = 5
 	// DefaultInjectRelevance is the bar a memory's relevance (explain.relevance,
-	// in [0,1]) must clear to be injected into a prompt's context.
-	DefaultInjectRelevance = 0.35
+	// in [0,1]) must clear to be injected into a prompt's context. Measured with
+	// tools/relevance (built-in model): it leaves 85% of questions about absent
+	// topics with nothing, for 0.12 of LoCoMo R@5 and 0.014 of SciFact nDCG@10.
+	DefaultInjectRelevance = 0.1
 )
 
 // BriefOptions shape a session-start briefing.

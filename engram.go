@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -142,6 +143,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		st.Close()
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
+	if err := db.sync(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
 	if err := db.loadSettings(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -164,17 +169,72 @@ func (db *DB) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	db.mu.Lock()
-	err = db.st.Scan(ctx, func(m *memory.Memory) error {
-		db.ix.Put(m)
-		return nil
-	})
-	db.seq = seq
-	db.mu.Unlock()
+	counts, err := db.st.EmbeddingCounts(ctx)
 	if err != nil {
 		return err
 	}
-	return db.sync(ctx)
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, c := range counts {
+		db.ix.Reserve(c.Model, c.Dim, c.N)
+	}
+	if err := db.loadRows(ctx); err != nil {
+		return err
+	}
+	db.seq = seq
+	return nil
+}
+
+// loadRows reads every row into the index: one goroutine scans SQLite, the
+// others tokenize, and the caller (holding the write lock) inserts.
+func (db *DB) loadRows(ctx context.Context) error {
+	const batch = 512
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	raw := make(chan []*memory.Memory, 4)
+	analyzed := make(chan []index.Analyzed, 4)
+	scanErr := make(chan error, 1)
+	go func() {
+		defer close(raw)
+		var buf []*memory.Memory
+		err := db.st.Scan(ctx, func(m *memory.Memory) error {
+			buf = append(buf, m)
+			if len(buf) == batch {
+				select {
+				case raw <- buf:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				buf = nil
+			}
+			return nil
+		})
+		if err == nil && len(buf) > 0 {
+			raw <- buf
+		}
+		scanErr <- err
+	}()
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ms := range raw {
+				out := make([]index.Analyzed, len(ms))
+				for i, m := range ms {
+					out[i] = db.ix.Analyze(m)
+				}
+				analyzed <- out
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(analyzed) }()
+	for as := range analyzed {
+		for _, a := range as {
+			db.ix.PutAnalyzed(a)
+		}
+	}
+	return <-scanErr
 }
 
 // sync applies the change log past the last entry this process has seen, so

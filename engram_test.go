@@ -70,7 +70,7 @@ func TestAddSearchHybrid(t *testing.T) {
 	if ex.BM25 == nil || ex.BM25.Rank != 1 || ex.Vector == nil || ex.RRF <= 0 {
 		t.Fatalf("explain = %+v", ex)
 	}
-	if resp.Fusion == nil || resp.Fusion.Method != "rrf" || resp.Fusion.Weights["bm25"] != 1 {
+	if resp.Fusion == nil || resp.Fusion.Method != engram.ModelDefaults(db.Embedder().Model()).Fusion || resp.Fusion.Weights["bm25"] != 1 {
 		t.Fatalf("fusion = %+v", resp.Fusion)
 	}
 	// A paraphrase with no shared word: only the vector leg can find it.

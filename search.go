@@ -2,7 +2,6 @@ package engram
 
 import (
 	"context"
-	"time"
 
 	"github.com/engram-memory/engram/internal/recall"
 )
@@ -19,12 +18,8 @@ func (db *DB) Search(ctx context.Context, q Query) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !q.NoRecord && len(resp.Results) > 0 {
-		ids := make([]string, len(resp.Results))
-		for i, r := range resp.Results {
-			ids[i] = r.ID
-		}
-		if err := db.st.RecordUse(ctx, ids, time.Now().UTC()); err != nil {
+	if !q.NoRecord {
+		if err := db.recordUse(ctx, resp.Results); err != nil {
 			// The results are good; failing to count a use must not lose them.
 			resp.Degraded = append(resp.Degraded, Degraded{Stage: "demand", Reason: "recording the use failed: " + err.Error()})
 		}
@@ -44,7 +39,8 @@ func (db *DB) searcher() *recall.Searcher {
 	}
 	if db.embedder != nil {
 		cfg.VectorWeight, cfg.WeightSource = db.vectorWeight()
-		cfg.VectorFloor = ModelDefaults(db.embedder.Model()).Floor
+		def := ModelDefaults(db.embedder.Model())
+		cfg.VectorFloor, cfg.Fusion = def.Floor, def.Fusion
 	}
 	return &recall.Searcher{Index: db.ix, Lock: &db.mu, Config: cfg}
 }

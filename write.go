@@ -227,10 +227,10 @@ func (db *DB) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := m // before the index takes m (and moves its vector out)
 	if err := db.applyOwn(ctx, []*memory.Memory{&m}, first, last); err != nil {
 		return nil, err
 	}
-	out := m
 	return &out, nil
 }
 
@@ -268,19 +268,9 @@ func (db *DB) Touch(ctx context.Context, ids ...string) error {
 	return db.sync(ctx)
 }
 
-// Get returns a memory by id (a copy).
+// Get returns a memory by id, embedding included, as the file holds it now.
 func (db *DB) Get(ctx context.Context, id string) (*Memory, error) {
-	if err := db.sync(ctx); err != nil {
-		return nil, err
-	}
-	db.mu.RLock()
-	m := db.ix.Get(id)
-	db.mu.RUnlock()
-	if m == nil {
-		return nil, fmt.Errorf("memory %s: %w", id, ErrNotFound)
-	}
-	out := *m
-	return &out, nil
+	return db.st.Get(ctx, id)
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -47,7 +47,7 @@ func newAdd(e *env) *cobra.Command {
 			if f.metadata != "" {
 				m.Metadata = json.RawMessage(f.metadata)
 			}
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				res, err := db.Add(cmd.Context(), m)
 				if err != nil {
 					return err
@@ -110,7 +110,7 @@ func newUpdate(e *env) *cobra.Command {
 				}
 				p.Favorite = &on
 			}
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				m, err := db.Update(cmd.Context(), a[0], p)
 				if err != nil {
 					return err

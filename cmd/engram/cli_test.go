@@ -178,7 +178,7 @@ func TestDemo(t *testing.T) {
 	if code := run(context.Background(), []string{"demo"}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("demo: exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"embedder glove100", "tasks_claim", "bm25", "vector", "hybrid"} {
+	for _, want := range []string{"embedder glove100", "created_at", "what colour scheme", "hybrid 2", "Each leg alone misses one kind of question"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q", want)
 		}

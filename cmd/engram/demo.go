@@ -19,23 +19,25 @@ var demoMemories = []engram.Memory{
 	{Name: "tasks_claim race", Text: "tasks_claim must run inside a transaction, otherwise two workers can claim the same task.", Type: "fact", Tags: []string{"db", "queue"}},
 	{Name: "Data directory", Text: "SEAMLESS_DATA_DIR points at the cache folder; when unset the service writes to /tmp and loses state on reboot.", Type: "fact", Tags: []string{"config"}},
 	{Name: "Connection resets", Text: "ERR_CONN_RESET from the payments gateway means the keep-alive timeout is shorter than ours; retry once.", Type: "fact", Tags: []string{"payments"}},
-	{Name: "Editor theme", Text: "The user prefers dark themes in every editor and terminal.", Type: "preference"},
+	{Name: "Editor theme", Text: "Prefers dark themes in every editor and terminal.", Type: "preference"},
 	{Name: "Tabs", Text: "Indent Go with tabs and YAML with two spaces.", Type: "preference"},
 	{Name: "Cold start", Text: "After a deploy the first request is slow because the connection pool and the template cache are empty; warm them in the readiness probe.", Type: "fact", Tags: []string{"performance"}},
 	{Name: "Release", Text: "Release v1.2.3 shipped the new search endpoint and removed the legacy XML export.", Type: "event"},
 	{Name: "Alice", Text: "Alice owns the billing service and reviews every schema migration.", Type: "person"},
 	{Name: "Standup", Text: "The team meets every morning at 9:30 in the small meeting room.", Type: "event"},
-	{Name: "Coffee", Text: "The user drinks espresso, no sugar, and dislikes herbal tea.", Type: "preference"},
+	{Name: "Coffee", Text: "Drinks espresso, no sugar, and dislikes herbal tea.", Type: "preference"},
 	{Name: "memory-search.ts", Text: "memory-search.ts ranks results on the client; keep it in step with the server's scoring.", Type: "fact", Tags: []string{"frontend"}},
-	{Name: "Vacation", Text: "The user will be travelling in Japan for two weeks in April and wants no pages then.", Type: "event"},
+	{Name: "Vacation", Text: "Travelling in Japan for two weeks in April; no pages then.", Type: "event"},
 	{Name: "Database", Text: "Production runs PostgreSQL 15 with a read replica used for reports.", Type: "fact", Tags: []string{"db"}},
 	{Name: "Reports", Text: "Monthly reports must be generated from the read replica, never from the primary database.", Type: "instruction", Tags: []string{"db"}},
-	{Name: "Dog", Text: "The user has a golden retriever called Biscuit who loves the beach.", Type: "person"},
+	{Name: "Dog", Text: "Has a golden retriever called Biscuit who loves the beach.", Type: "person"},
 	{Name: "Tests", Text: "Run the integration tests with the race detector before every merge.", Type: "instruction"},
 	{Name: "Retry policy", Text: "Outgoing HTTP calls retry three times with exponential backoff and jitter.", Type: "fact"},
-	{Name: "Timezone", Text: "The user lives in Lisbon and works on Western European time.", Type: "person"},
+	{Name: "Timezone", Text: "Lives in Lisbon and works on Western European time.", Type: "person"},
 	{Name: "Query timeout", Text: "Reports that scan the whole orders table time out after thirty seconds; add an index on created_at.", Type: "fact", Tags: []string{"db", "performance"}},
 	{Name: "Logging", Text: "Structured logs go to stdout as JSON; never log tokens or passwords.", Type: "instruction"},
+	{Name: "Slow dashboard", Text: "The admin dashboard is slow on the first load of the day because its report query is not cached.", Type: "fact"},
+	{Name: "Deploy window", Text: "Deploys happen on Tuesdays and Thursdays; a deploy needs a green build and one approval.", Type: "instruction"},
 }
 
 // demoCase is one search the demo runs, and the memory that answers it.
@@ -44,12 +46,10 @@ type demoCase struct {
 }
 
 var demoCases = []demoCase{
-	{"1. An exact identifier: keyword search wins", "tasks_claim", "tasks_claim race",
-		"An identifier is a rare, exact token: BM25 finds it at once, while embeddings blur it into similar words."},
-	{"2. A paraphrase: the vector leg finds what keywords miss", "which colour scheme does the user like", "Editor theme",
-		"No word of the query is in the memory (colour scheme ≠ dark themes): only the embedding connects them."},
-	{"3. Both legs together: fusion ranks the answer first", "why is the first request slow after a deploy", "Cold start",
-		"Each leg has its own near-misses; rank fusion rewards the memory both legs agree on."},
+	{"1. An exact identifier", "created_at", "Query timeout",
+		"A column name is a rare, exact token: BM25 matches it whole, while the embedding splits it into the common words \"created\" and \"at\"."},
+	{"2. A paraphrase", "what colour scheme do they like", "Editor theme",
+		"No word of the query is in the memory (colour scheme vs dark themes): only the embedding connects them."},
 }
 
 func newDemo(e *env) *cobra.Command {
@@ -78,53 +78,90 @@ func newDemo(e *env) *cobra.Command {
 }
 
 // runDemo loads the demo memories and runs each case in bm25, vector and
-// hybrid mode, printing where the answer ranked in each.
+// hybrid mode, printing where the answer ranked in each, then which modes put
+// every answer first.
 func runDemo(ctx context.Context, db *engram.DB, w io.Writer) error {
 	mems := make([]*engram.Memory, len(demoMemories))
 	for i := range demoMemories {
 		m := demoMemories[i]
+		m.ID = fmt.Sprintf("demo-%02d", i+1) // fixed ids: ties break the same way every run
 		mems[i] = &m
 	}
 	res, err := db.Add(ctx, mems...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Engram demo: %d memories in a temporary store (%s), embedder %s.\n",
-		len(res.IDs), db.Path(), describeEmbedder(db))
+	fmt.Fprintf(w, "Engram demo: %d memories in a temporary store, embedder %s.\n", len(res.IDs), describeEmbedder(db))
 	if res.Deferred != "" {
 		fmt.Fprintf(w, "note: %s\n", res.Deferred)
 	}
+	modes := []string{memory.ModeBM25, memory.ModeVector, memory.ModeHybrid}
+	firsts := map[string]int{}
 	for _, c := range demoCases {
 		fmt.Fprintf(w, "\n== %s\nquery: %q   answer: %q\n", c.title, c.query, c.want)
 		var hybrid *memory.Response
-		for _, mode := range []string{memory.ModeBM25, memory.ModeVector, memory.ModeHybrid} {
+		for _, mode := range modes {
 			resp, err := db.Search(ctx, engram.Query{Query: c.query, Mode: mode, Limit: 5, NoRecord: true})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "  %-7s %-10s %s\n", mode, "("+resp.Strategy+")", rankLine(resp, c.want))
+			rank := rankOf(resp, c.want)
+			if rank == 1 && resp.Strategy == mode {
+				firsts[mode]++
+			}
+			fmt.Fprintf(w, "  %-7s %s\n", mode, rankLine(resp, rank, mode))
 			for _, d := range resp.Degraded {
 				fmt.Fprintf(w, "          degraded: %s: %s\n", d.Stage, d.Reason)
 			}
 			hybrid = resp
 		}
-		fmt.Fprintf(w, "  why: %s\n  hybrid top results, explained:\n", c.lesson)
+		fmt.Fprintf(w, "  why: %s\n", c.lesson)
+		if f := hybrid.Fusion; f != nil {
+			fmt.Fprintf(w, "  hybrid (%s, weights bm25 %g, vector %g), top results explained:\n", f.Method, f.Weights["bm25"], f.Weights["vector"])
+		}
 		for i, r := range hybrid.Results[:min(3, len(hybrid.Results))] {
 			fmt.Fprintf(w, "    %d. %-18s %s\n", i+1, r.Name, explainShort(r.Explain))
 		}
+	}
+	fmt.Fprintf(w, "\n== 3. Fusion beats both legs\nanswers ranked first, out of %d queries:", len(demoCases))
+	for _, mode := range modes {
+		fmt.Fprintf(w, "  %s %d", mode, firsts[mode])
+	}
+	fmt.Fprintln(w)
+	switch n := len(demoCases); {
+	case firsts[memory.ModeHybrid] == n && firsts[memory.ModeBM25] < n && firsts[memory.ModeVector] < n:
+		fmt.Fprintln(w, "  Each leg alone misses one kind of question; hybrid search gets both right.")
+	default:
+		fmt.Fprintln(w, "  (with this embedder, hybrid does not beat both legs on these queries)")
 	}
 	fmt.Fprintln(w, "\nTry your own: engram add \"...\" then engram search \"...\" (add --json for every score).")
 	return nil
 }
 
-// rankLine says where the wanted memory ranked in a response.
-func rankLine(resp *memory.Response, want string) string {
+// rankOf is the 1-based rank of the memory named want, or 0.
+func rankOf(resp *memory.Response, want string) int {
 	for i, r := range resp.Results {
 		if r.Name == want {
-			return fmt.Sprintf("answer at rank %d of %d", i+1, len(resp.Results))
+			return i + 1
 		}
 	}
-	return fmt.Sprintf("answer not in the top %d", len(resp.Results))
+	return 0
+}
+
+// rankLine says where the wanted memory ranked, and what ran when the mode
+// asked for could not (a degraded search).
+func rankLine(resp *memory.Response, rank int, mode string) string {
+	ran := ""
+	if resp.Strategy != mode {
+		ran = " (ran " + resp.Strategy + ")"
+	}
+	switch {
+	case len(resp.Results) == 0:
+		return "no match" + ran
+	case rank == 0:
+		return fmt.Sprintf("answer not in the top %d%s", len(resp.Results), ran)
+	}
+	return fmt.Sprintf("answer at rank %d%s", rank, ran)
 }
 
 func explainShort(e *memory.Explain) string {

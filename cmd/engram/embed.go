@@ -68,7 +68,7 @@ func newStats(e *env) *cobra.Command {
 		Short: "Count what the store holds",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				s, err := db.Stats(cmd.Context())
 				if err != nil {
 					return err

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/format"
 )
 
@@ -17,7 +16,7 @@ func newGet(e *env) *cobra.Command {
 		Short: "Print one memory (JSON)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				m, err := db.Get(cmd.Context(), a[0])
 				if err != nil {
 					return err
@@ -34,7 +33,7 @@ func newDelete(e *env) *cobra.Command {
 		Short: "Delete memories",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				n, err := db.Delete(cmd.Context(), a...)
 				if err != nil {
 					return err
@@ -55,7 +54,7 @@ func newFavorite(e *env) *cobra.Command {
 		Short: "Mark a memory as a favorite (×1.15 in ranking); --off to unmark",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				m, err := db.Favorite(cmd.Context(), a[0], !off)
 				if err != nil {
 					return err
@@ -77,7 +76,7 @@ func newTouch(e *env) *cobra.Command {
 		Short: "Record a use of memories (raises their demand boost)",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				if err := db.Touch(cmd.Context(), a...); err != nil {
 					return err
 				}

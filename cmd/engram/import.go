@@ -26,7 +26,7 @@ func newImport(e *env) *cobra.Command {
 				defer f.Close()
 				in = f
 			}
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				res, err := db.Import(cmd.Context(), in, engram.ImportOptions{SkipInvalid: skip})
 				if err != nil {
 					return err
@@ -55,7 +55,7 @@ func newExport(e *env) *cobra.Command {
 		Short: "Write every memory as JSONL to stdout (import restores it exactly)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withDB(cmd.Context(), func(db *engram.DB) error { return db.Export(cmd.Context(), e.stdout) })
+			return e.withStore(cmd.Context(), func(db store) error { return db.Export(cmd.Context(), e.stdout) })
 		},
 	}
 }

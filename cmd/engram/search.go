@@ -55,7 +55,7 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 			if err != nil {
 				return usageError{err}
 			}
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withStore(cmd.Context(), func(db store) error {
 				if f.batch != "" {
 					return e.searchBatch(cmd, db, base, f.batch)
 				}
@@ -166,7 +166,7 @@ type batchError struct {
 
 // searchBatch answers one JSON query a line, in order. A bad line gets an
 // error object in its place; the command then exits 2.
-func (e *env) searchBatch(cmd *cobra.Command, db *engram.DB, base memory.Query, path string) error {
+func (e *env) searchBatch(cmd *cobra.Command, db store, base memory.Query, path string) error {
 	var in io.Reader = e.stdin
 	if path != "-" {
 		f, err := os.Open(path)

@@ -75,9 +75,6 @@ func weights(f *vecfile.File, o Options) []float64 {
 				w[i] = 1
 			}
 		default:
-			if isStopword(f.Words[i]) {
-				continue
-			}
 			w[i] = o.SIFA / (o.SIFA + zipfP(f.Ranks[i], f.SourceWords))
 		}
 	}

@@ -90,16 +90,26 @@ func (ix *Index) avgdl() float64 {
 // should be dense (the index keeps arrays sized by the largest one) and may
 // be reused after Remove. The caller must hold its write lock.
 func (ix *Index) Add(doc uint32, fields [][]string) {
-	ix.Remove(doc)
-	if int(doc) >= len(ix.present) {
-		grow := int(doc) + 1 - len(ix.present)
-		ix.present = append(ix.present, make([]bool, grow)...)
-		ix.docLen = append(ix.docLen, make([]uint32, grow)...)
-		ix.docTerms = append(ix.docTerms, make([][]docTerm, grow)...)
-	}
+	clear(ix.addTF)
+	ix.AddTerms(doc, ix.count(ix.addTF, fields))
+}
 
-	tf := ix.addTF
-	clear(tf)
+// Terms is a document's weighted term frequencies and length: what Add
+// needs from its tokens. Making it is the costly part of Add and needs no
+// lock, so loaders count documents on several goroutines (Count) and add them
+// with AddTerms under the write lock.
+type Terms struct {
+	tf map[string]float64
+	dl int64
+}
+
+// Count computes a document's Terms. It only reads the index's parameters and
+// is safe to call concurrently with anything but a parameter change.
+func (ix *Index) Count(fields [][]string) Terms {
+	return ix.count(make(map[string]float64, 32), fields)
+}
+
+func (ix *Index) count(tf map[string]float64, fields [][]string) Terms {
 	var dl int64
 	for f, toks := range fields[:min(len(fields), len(ix.p.FieldWeights))] {
 		w := ix.p.FieldWeights[f]
@@ -111,9 +121,20 @@ func (ix *Index) Add(doc uint32, fields [][]string) {
 			dl++
 		}
 	}
+	return Terms{tf: tf, dl: dl}
+}
 
-	dts := make([]docTerm, 0, len(tf))
-	for t, v := range tf {
+// AddTerms indexes doc from counted terms; see Add.
+func (ix *Index) AddTerms(doc uint32, d Terms) {
+	ix.Remove(doc)
+	if int(doc) >= len(ix.present) {
+		grow := int(doc) + 1 - len(ix.present)
+		ix.present = append(ix.present, make([]bool, grow)...)
+		ix.docLen = append(ix.docLen, make([]uint32, grow)...)
+		ix.docTerms = append(ix.docTerms, make([][]docTerm, grow)...)
+	}
+	dts := make([]docTerm, 0, len(d.tf))
+	for t, v := range d.tf {
 		id := ix.termID(t)
 		l := &ix.lists[id]
 		l.df++
@@ -128,7 +149,7 @@ func (ix *Index) Add(doc uint32, fields [][]string) {
 	slices.SortFunc(dts, func(a, b docTerm) int { return cmp.Compare(a.term, b.term) })
 
 	ix.docTerms[doc] = dts
-	ix.docLen[doc] = uint32(min(dl, math.MaxUint32))
+	ix.docLen[doc] = uint32(min(d.dl, math.MaxUint32))
 	ix.present[doc] = true
 	ix.n++
 	ix.totalLen += int64(ix.docLen[doc])

@@ -16,10 +16,15 @@ func New(n int) *Set { return &Set{words: make([]uint64, (n+63)/64)} }
 // Add puts doc in the set.
 func (s *Set) Add(doc uint32) {
 	w := int(doc >> 6)
-	if w >= len(s.words) {
-		grown := make([]uint64, w+1, 2*(w+1))
-		copy(grown, s.words)
-		s.words = grown
+	if old := len(s.words); w >= old {
+		if w < cap(s.words) { // amortised: reuse the spare capacity
+			s.words = s.words[:w+1]
+			clear(s.words[old:])
+		} else {
+			grown := make([]uint64, w+1, max(2*cap(s.words), w+1))
+			copy(grown, s.words)
+			s.words = grown
+		}
 	}
 	s.words[w] |= 1 << (doc & 63)
 }

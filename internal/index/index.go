@@ -59,9 +59,48 @@ func (ix *Index) Len() int { return len(ix.byID) }
 // Tokenizer is the tokenizer used for documents, and so for queries.
 func (ix *Index) Tokenizer() *tokenize.Tokenizer { return ix.tok }
 
+// Analyzed is a memory with its fields tokenized: the expensive part of
+// indexing, which Analyze does safely from many goroutines at once.
+type Analyzed struct {
+	m     *memory.Memory
+	terms bm25.Terms
+	row   *vector.Row // nil: no usable vector
+}
+
+// Analyze tokenizes and counts m's fields and prepares its vector for
+// PutAnalyzed. It only reads the index's settings, so loaders may call it
+// concurrently without the write lock.
+func (ix *Index) Analyze(m *memory.Memory) Analyzed {
+	a := Analyzed{m: m, terms: ix.bm.Count([][]string{ix.tok.Tokens(m.Name), ix.tok.Tokens(m.Description), ix.tok.Tokens(m.Text)})}
+	if e := m.Embedding; e != nil && len(e.Vector) > 0 {
+		// A zero or non-finite vector is left out of the vector leg; the memory
+		// is still found by keywords.
+		a.row, _ = vector.Prepare(e.Vector)
+	}
+	return a
+}
+
+// Reserve makes room for n more vectors of a model, before a bulk load.
+func (ix *Index) Reserve(model string, dim, n int) {
+	vi := ix.vecs[model]
+	if vi == nil {
+		vi = vector.New(dim)
+		ix.vecs[model] = vi
+	}
+	if vi.Dim() == dim {
+		vi.Reserve(n)
+	}
+}
+
 // Put adds m, or replaces the memory with its id. The index keeps m: callers
-// must not modify it afterwards.
-func (ix *Index) Put(m *memory.Memory) {
+// must not modify it afterwards. Its vector moves into the vector index (as
+// a normalised copy): the kept memory's Embedding names the model and
+// dimension only.
+func (ix *Index) Put(m *memory.Memory) { ix.PutAnalyzed(ix.Analyze(m)) }
+
+// PutAnalyzed is Put for a memory already analyzed.
+func (ix *Index) PutAnalyzed(a Analyzed) {
+	m := a.m
 	doc, ok := ix.byID[m.ID]
 	if ok {
 		ix.unpost(doc)
@@ -71,18 +110,17 @@ func (ix *Index) Put(m *memory.Memory) {
 	}
 	ix.docs[doc] = m
 	ix.created[doc] = m.CreatedAt.UnixNano()
-	ix.bm.Add(doc, [][]string{ix.tok.Tokens(m.Name), ix.tok.Tokens(m.Description), ix.tok.Tokens(m.Text)})
-	if e := m.Embedding; e != nil && e.Dim > 0 {
+	ix.bm.AddTerms(doc, a.terms)
+	if e := m.Embedding; e != nil && a.row != nil {
 		vi := ix.vecs[e.Model]
 		if vi == nil || (vi.Len() == 0 && vi.Dim() != e.Dim) {
 			vi = vector.New(e.Dim)
 			ix.vecs[e.Model] = vi
 		}
 		if vi.Dim() == e.Dim {
-			// A zero or non-finite vector is left out of the vector leg; the memory
-			// is still found by keywords.
-			_ = vi.Set(doc, e.Vector)
+			_ = vi.SetRow(doc, a.row)
 		}
+		m.Embedding = &memory.Embedding{Model: e.Model, Dim: e.Dim}
 	}
 	post(ix.types, m.Type, doc)
 	post(ix.scenes, m.Scene, doc)

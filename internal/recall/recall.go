@@ -51,7 +51,10 @@ type Config struct {
 	WeightSource string
 	// VectorFloor is the cosine an unrelated memory typically reaches with this
 	// model: the zero point of the vector part of the relevance signal.
-	VectorFloor  float64
+	VectorFloor float64
+	// Fusion is the fusion a query gets when it names none (default rrf): a
+	// model's default, like its weight (see the root package's ModelDefaults).
+	Fusion       string
 	Reranker     rerank.Reranker
 	RerankDepth  int
 	LLM          *llm.Client
@@ -155,6 +158,9 @@ type candidate struct {
 // Search answers one query. It fails only on an invalid query or a cancelled
 // context: a missing or failing embedder, reranker or LLM degrades the response.
 func (s *Searcher) Search(ctx context.Context, q memory.Query) (*memory.Response, error) {
+	if q.Fusion == "" {
+		q.Fusion = s.Fusion
+	}
 	if err := Validate(&q); err != nil {
 		return nil, err
 	}
@@ -318,7 +324,7 @@ func (r *run) fuseUnderLock(qvec []float32, wantBM25 bool) []*candidate {
 	}
 
 	t0 = time.Now()
-	cands := r.fuse(bmHits, upper, vecHits)
+	cands := r.fuse(bmHits, upper, vecHits, pool)
 	r.timed("fusion", t0)
 	t0 = time.Now()
 	r.boost(cands)

@@ -21,7 +21,7 @@ const (
 
 // fuse merges the legs with the query's fusion and weights. Every result keeps
 // its per-leg rank and score for explain.
-func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit) []*candidate {
+func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit, pool int) []*candidate {
 	s, q := r.s, r.q
 	ix := s.Index
 	wb, wv := 1.0, s.VectorWeight
@@ -57,10 +57,7 @@ func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit) []*ca
 		weights["vector"] = wv
 	}
 	var fused []fusion.Fused
-	info := &memory.FusionInfo{Method: q.Fusion, Weights: weights, Candidates: max(q.Candidates, Candidates(q.Limit))}
-	if q.Candidates > 0 {
-		info.Candidates = q.Candidates
-	}
+	info := &memory.FusionInfo{Method: q.Fusion, Weights: weights, Candidates: pool}
 	switch q.Fusion {
 	case FusionRSF:
 		fused = fusion.RSF(legs)
@@ -75,6 +72,10 @@ func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit) []*ca
 	}
 	r.resp.Fusion = info
 
+	full := 0.0 // the relevance signal's BM25 denominator (relevance.go)
+	if r.resp.Strategy != memory.StrategyVector {
+		full = ix.QueryBound(q.Query)
+	}
 	out := make([]*candidate, 0, len(fused))
 	for _, f := range fused {
 		doc, _ := ix.DocOf(f.ID)
@@ -89,27 +90,16 @@ func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit) []*ca
 			switch leg.Name {
 			case "bm25":
 				c.explain.BM25 = &memory.LegBM25{Rank: lr.Rank, Score: round(lr.Score, 6)}
-				if upper > 0 {
-					relB = math.Min(1, lr.Score/upper)
-				}
+				relB = keywordRelevance(lr.Score, full)
 			case "vector":
 				c.explain.Vector = &memory.LegVector{Rank: lr.Rank, Cosine: round(lr.Score, 6)}
 				relV = vectorRelevance(lr.Score, s.VectorFloor)
 			}
 		}
-		c.explain.Relevance = round(math.Max(relB, relV), 4)
+		c.explain.Relevance = round(relevance(relB, relV, len(legs)), 4)
 		out = append(out, c)
 	}
 	return out
-}
-
-// vectorRelevance maps a cosine onto [0,1] with floor as zero: the cosine an
-// unrelated memory typically reaches with this model.
-func vectorRelevance(cos, floor float64) float64 {
-	if floor >= 1 {
-		return 0
-	}
-	return math.Max(0, math.Min(1, (cos-floor)/(1-floor)))
 }
 
 // DemandBoost is the multiplier for a decayed use count d: 1 + 0.10·d/(d+4),
@@ -216,6 +206,14 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	if r.q.Lambda != nil {
 		lambda = *r.q.Lambda
 	}
+	hasVec := false
+	for _, c := range cands {
+		hasVec = hasVec || c.vec != nil
+	}
+	if !hasVec && len(cands) > 0 {
+		r.degrade("mmr", fmt.Errorf("no candidate has a stored vector to compare (no embedder, or run engram reindex): kept the order"))
+		return cands
+	}
 	t0 := time.Now()
 	in := make([]fusion.Candidate, len(cands))
 	byID := make(map[string]*candidate, len(cands))
@@ -229,6 +227,9 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	for _, p := range picks {
 		c := byID[p.ID]
 		c.explain.MMR = &memory.MMRInfo{PreRank: p.PreRank, Redundancy: round(p.Redundancy, 6), Score: round(p.Score, 6)}
+		// Results are ordered by score (DESIGN §6): MMR's greedy scores never
+		// rise from one pick to the next, so they keep that true.
+		c.score = p.Score
 		out = append(out, c)
 	}
 	r.timed("mmr", t0)

@@ -388,3 +388,29 @@ func nonNilSlice(s []string) []string {
 	}
 	return s
 }
+
+// ModelCount is how many stored vectors a model has, and their dimension.
+type ModelCount struct {
+	Model string
+	Dim   int
+	N     int
+}
+
+// EmbeddingCounts counts the stored vectors per model and dimension.
+func (s *Store) EmbeddingCounts(ctx context.Context) ([]ModelCount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT embed_model, embed_dim, count(*) FROM memories
+		WHERE embed_model IS NOT NULL GROUP BY embed_model, embed_dim`)
+	if err != nil {
+		return nil, fmt.Errorf("count embeddings: %w", err)
+	}
+	defer rows.Close()
+	var out []ModelCount
+	for rows.Next() {
+		var c ModelCount
+		if err := rows.Scan(&c.Model, &c.Dim, &c.N); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

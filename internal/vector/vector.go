@@ -87,9 +87,7 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 		return fmt.Errorf("set doc %d: %w", doc, ErrInvalid)
 	}
 	if int(doc) >= len(ix.rowOf) {
-		grown := make([]int32, int(doc)+1, max(2*len(ix.rowOf), int(doc)+1))
-		copy(grown, ix.rowOf)
-		ix.rowOf = grown
+		ix.rowOf = growRowOf(ix.rowOf, int(doc)+1)
 	}
 	ix.codes = append(ix.codes, make([]int8, ix.dim)...)
 	scale, resid := quantizeInto(ix.codes[n:], ix.data[n:])
@@ -178,4 +176,75 @@ func normalizeInto(dst, v []float32) bool {
 		dst[i] = float32(float64(x) * inv)
 	}
 	return true
+}
+
+// Reserve makes room for n more vectors, so that loading a known number of
+// rows does not copy the matrix as it grows.
+func (ix *Index) Reserve(n int) {
+	if n <= 0 {
+		return
+	}
+	rows := len(ix.rowDoc) + n
+	if cap(ix.data) < rows*ix.dim {
+		ix.data = append(make([]float32, 0, rows*ix.dim), ix.data...)
+		ix.codes = append(make([]int8, 0, rows*ix.dim), ix.codes...)
+		ix.qscale = append(make([]float32, 0, rows), ix.qscale...)
+		ix.qresid = append(make([]float32, 0, rows), ix.qresid...)
+		ix.rowDoc = append(make([]uint32, 0, rows), ix.rowDoc...)
+	}
+}
+
+// Row is a vector made ready for the index: normalised and quantised. Making
+// rows is the costly part of Set and needs no lock, so loaders make them on
+// several goroutines and insert them with SetRow under the write lock.
+type Row struct {
+	unit  []float32
+	codes []int8
+	scale float32
+	resid float32
+}
+
+// Prepare normalises and quantises v. It fails like Set on NaN, Inf or a zero vector.
+func Prepare(v []float32) (*Row, error) {
+	r := &Row{unit: make([]float32, len(v)), codes: make([]int8, len(v))}
+	if !normalizeInto(r.unit, v) {
+		return nil, ErrInvalid
+	}
+	r.scale, r.resid = quantizeInto(r.codes, r.unit)
+	return r, nil
+}
+
+// SetRow stores a prepared row for doc, as Set would store the vector it came from.
+func (ix *Index) SetRow(doc uint32, r *Row) error {
+	if len(r.unit) != ix.dim {
+		return fmt.Errorf("set doc %d: got %d components, index has %d: %w", doc, len(r.unit), ix.dim, ErrDim)
+	}
+	if int64(doc) >= math.MaxInt32 {
+		return fmt.Errorf("set doc %d: document number too large", doc)
+	}
+	ix.Remove(doc)
+	ix.data = append(ix.data, r.unit...)
+	ix.codes = append(ix.codes, r.codes...)
+	ix.qscale = append(ix.qscale, r.scale)
+	ix.qresid = append(ix.qresid, r.resid)
+	if int(doc) >= len(ix.rowOf) {
+		ix.rowOf = growRowOf(ix.rowOf, int(doc)+1)
+	}
+	ix.rowDoc = append(ix.rowDoc, doc)
+	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
+	return nil
+}
+
+// growRowOf lengthens the doc→row table to n entries, the new ones zero
+// (no row), doubling its capacity when it must reallocate.
+func growRowOf(rowOf []int32, n int) []int32 {
+	old := len(rowOf)
+	if n <= cap(rowOf) {
+		rowOf = rowOf[:n]
+		clear(rowOf[old:])
+		return rowOf
+	}
+	grown := make([]int32, n, max(2*cap(rowOf), n))
+	copy(grown, rowOf)
+	return grown
 }

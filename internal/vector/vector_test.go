@@ -3,6 +3,7 @@ package vector
 import (
 	"errors"
 	"math"
+	"math/rand"
 	"slices"
 	"testing"
 )
@@ -164,5 +165,53 @@ func TestNewClampsDim(t *testing.T) {
 		if got := New(d).Dim(); got != 1 {
 			t.Fatalf("New(%d).Dim() = %d, want 1", d, got)
 		}
+	}
+}
+
+// TestSetRowMatchesSet: the prepared path stores exactly what Set stores.
+func TestSetRowMatchesSet(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	a, b := New(37), New(37)
+	b.Reserve(50)
+	for i := 0; i < 200; i++ {
+		doc := uint32(r.Intn(60))
+		v := make([]float32, 37)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		if i%7 == 0 {
+			a.Remove(doc)
+			b.Remove(doc)
+			continue
+		}
+		if err := a.Set(doc, v); err != nil {
+			t.Fatal(err)
+		}
+		row, err := Prepare(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.SetRow(doc, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.Len() != b.Len() {
+		t.Fatalf("Len %d vs %d", a.Len(), b.Len())
+	}
+	q := make([]float32, 37)
+	for j := range q {
+		q[j] = float32(r.NormFloat64())
+	}
+	ha, hb := a.Search(q, nil, 100), b.Search(q, nil, 100)
+	if len(ha) != len(hb) {
+		t.Fatalf("%d vs %d hits", len(ha), len(hb))
+	}
+	for i := range ha {
+		if ha[i] != hb[i] {
+			t.Fatalf("hit %d: %+v vs %+v", i, ha[i], hb[i])
+		}
+	}
+	if _, err := Prepare(make([]float32, 37)); err == nil {
+		t.Fatal("Prepare accepted a zero vector")
 	}
 }

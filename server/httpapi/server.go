@@ -61,9 +61,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// backend is what a request acts on: the whole store (*engram.DB) or one
+// Backend is what a request acts on: the whole store (*engram.DB) or one
 // tenant's view of it (*engram.Scoped).
-type backend interface {
+type Backend interface {
 	Add(ctx context.Context, mems ...*engram.Memory) (engram.AddResult, error)
 	Get(ctx context.Context, id string) (*engram.Memory, error)
 	Update(ctx context.Context, id string, p engram.Patch) (*engram.Memory, error)
@@ -80,7 +80,7 @@ type backend interface {
 
 // tenant is who a request acts as.
 type tenant struct {
-	b     backend
+	b     Backend
 	scope map[string]string // nil for the keyless whole-store tenant
 }
 
@@ -97,8 +97,14 @@ type Server struct {
 	keys   []compiledKey
 	open   *tenant // the keyless tenant; nil when keys are configured
 	routes []route
+	mounts []mount
 	ready  atomic.Bool
 }
+
+var (
+	_ Backend = (*engram.DB)(nil)
+	_ Backend = (*engram.Scoped)(nil)
+)
 
 // New returns a server for db. Every key must be at least MinKeyLength bytes,
 // unique, and bound to a non-empty valid scope: a key without one could read
@@ -128,7 +134,7 @@ func New(db *engram.DB, cfg Config) (*Server, error) {
 		if j, dup := seen[h]; dup {
 			return nil, fmt.Errorf("%w: key %d repeats key %d", engram.ErrInvalid, i+1, j+1)
 		}
-		seen[h] = i + 1
+		seen[h] = i
 		s.keys = append(s.keys, compiledKey{hash: h, t: &tenant{b: view, scope: view.Scope()}})
 	}
 	if len(s.keys) == 0 {
@@ -193,6 +199,18 @@ func (s *Server) authenticate(r *http.Request) (*tenant, error) {
 		return nil, errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid API key")
 	}
 	return found, nil
+}
+
+// Authorize returns the view of the store a request may act on: its API
+// key's scoped view, or the whole store on a server without keys. A refusal
+// is an *Error (401 unauthorized). Mounted handlers (such as MCP at /mcp) call
+// it to apply the same keys and scopes as the JSON API.
+func (s *Server) Authorize(r *http.Request) (Backend, error) {
+	t, err := s.authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	return t.b, nil
 }
 
 // hostAllowed applies the keyless server's loopback Host rule.

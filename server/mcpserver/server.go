@@ -33,11 +33,11 @@ var (
 
 // Defaults of the tools' optional arguments.
 const (
-	DefaultSearchLimit  = 10
-	MaxSearchLimit      = 50
-	DefaultSearchBudget = 6000 // characters of text content for memory_search
-	MaxBudget           = 100000
-	DefaultName         = "engram"
+	DefaultSearchLimit  = 10       // memory_search results when limit is not given
+	MaxSearchLimit      = 50       // the most memory_search returns in one call
+	DefaultSearchBudget = 6000     // characters of memory_search's text content
+	MaxBudget           = 100000   // the largest character budget a tool accepts
+	DefaultName         = "engram" // the server's name for clients
 )
 
 // Options configure a server. The zero value is usable.

@@ -2,9 +2,12 @@
 // real data: how often a relevance bar leaves nothing for questions the store
 // cannot answer (LoCoMo's adversarial category, and queries about topics the
 // store lacks), and how much recall it costs on answerable questions. It also
-// compares alternative definitions of the signal.
+// compares alternative definitions of the signal. With -calibrate it instead
+// checks engram calibrate's label-free vector weight against a real-label sweep.
 //
 //	go run ./tools/relevance -data ../shared/data
+//	go run ./tools/relevance -data ../shared/data -calibrate
+//	go run ./tools/relevance -data ../shared/data -adaptive
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/eval"
 )
 
@@ -25,13 +29,20 @@ func main() {
 	var (
 		data    = flag.String("data", "../shared/data", "directory holding locomo/ and scifact/")
 		pool    = flag.Int("pool", 30, "candidates looked at per query (the pipeline keeps max(limit, 30))")
-		barList = flag.String("bars", "0.1,0.2,0.3,0.35,0.4,0.5,0.6", "relevance bars to tabulate")
+		barList = flag.String("bars", "0.05,0.08,0.1,0.12,0.15,0.2,0.3,0.4,0.5,0.6", "relevance bars to tabulate")
 		share   = flag.Float64("share", 0.9, "for the variant table: the share of absent-topic queries a bar must leave empty")
 		all     = flag.Bool("variants", true, "also compare alternative definitions of the signal")
+		calib   = flag.Bool("calibrate", false, "instead: compare engram calibrate's weight with a real-label sweep")
+		adapt   = flag.Bool("adaptive", false, "instead: measure query-adaptive vector weights (identifier-heavy queries at 0)")
+		samples = flag.Int("samples", engram.DefaultCalibrateSamples, "pseudo-queries per calibration (-calibrate)")
 	)
 	flag.Parse()
 	bars, err := parseBars(*barList)
-	if err == nil {
+	if err == nil && *adapt {
+		err = runAdaptive(context.Background(), os.Stdout, *data)
+	} else if err == nil && *calib {
+		err = runCalibrate(context.Background(), os.Stdout, *data, *samples)
+	} else if err == nil {
 		err = run(context.Background(), os.Stdout, *data, *pool, bars, *share, *all)
 	}
 	if err != nil {
@@ -124,6 +135,15 @@ func run(ctx context.Context, w io.Writer, data string, pool int, bars []float64
 		fmt.Fprintf(w, " %s %d", k, len(byKind[k]))
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "mean over queries of the median query–memory cosine:")
+	for _, k := range kinds {
+		t := 0.0
+		for _, s := range byKind[k] {
+			t += s.QueryMedian
+		}
+		fmt.Fprintf(w, " %s %.3f", k, t/float64(max(1, len(byKind[k]))))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "\nexplain.relevance as the pipeline computes it, by bar (empty = share of queries left with nothing;")
 	fmt.Fprintln(w, "R@5 = any gold turn in the 5 best results that clear the bar; SciFact nDCG@10):")
 	writeBars(w, byKind, kinds, variants[0], bars)
@@ -171,7 +191,7 @@ func writeVariants(w io.Writer, byKind map[string][]*sample, share float64) {
 		bar := barFor(absent, v, share)
 		a0, a := measure(byKind[kindAnswerable], v, 0), measure(byKind[kindAnswerable], v, bar)
 		s0, s := measure(byKind[kindSciFact], v, 0), measure(byKind[kindSciFact], v, bar)
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%.1f%%\t%.1f%%\t%.1f%%\t%+.3f\t%+.3f\t\n", v.name,
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%+.3f\t%+.3f\t\n", v.name,
 			auc(tops(answerable), tops(absent)), auc(tops(byKind[kindAnswerable]), tops(byKind[kindAdversarial])),
 			bar, 100*measure(absent, v, bar).Empty, 100*measure(byKind[kindAdversarial], v, bar).Empty,
 			100*measure(answerable, v, bar).Empty, a.Metric-a0.Metric, s.Metric-s0.Metric)

@@ -61,16 +61,24 @@ func vFloor(floor float64) func(s *sample, c *cand) float64 {
 	}
 }
 
-func vStore(s *sample, c *cand) float64    { return vFloor(s.StoreFloor)(s, c) }
-func vQuery(s *sample, c *cand) float64    { return vFloor(s.QueryMedian)(s, c) }
-func vModel(s *sample, c *cand) float64    { return vFloor(modelFloor)(s, c) }
-func vStore10(s *sample, c *cand) float64  { return vFloor(s.StoreFloor+0.10)(s, c) }
-func vStore20(s *sample, c *cand) float64  { return vFloor(s.StoreFloor+0.20)(s, c) }
-func vModel75(s *sample, c *cand) float64  { return vFloor(0.75)(s, c) }
-func pipeline(_ *sample, c *cand) float64  { return c.Rel }
-func zero(_ *sample, _ *cand) float64      { return 0 }
+func vStore(s *sample, c *cand) float64   { return vFloor(s.StoreFloor)(s, c) }
+func vQuery(s *sample, c *cand) float64   { return vFloor(s.QueryMedian)(s, c) }
+func vModel(s *sample, c *cand) float64   { return vFloor(modelFloor)(s, c) }
+func vStore10(s *sample, c *cand) float64 { return vFloor(s.StoreFloor+0.10)(s, c) }
+func vStore20(s *sample, c *cand) float64 { return vFloor(s.StoreFloor+0.20)(s, c) }
+func vModel75(s *sample, c *cand) float64 { return vFloor(0.75)(s, c) }
+func pipeline(_ *sample, c *cand) float64 { return c.Rel }
+func zero(_ *sample, _ *cand) float64     { return 0 }
 func maxOf(a, b func(*sample, *cand) float64) func(*sample, *cand) float64 {
 	return func(s *sample, c *cand) float64 { return math.Max(a(s, c), b(s, c)) }
+}
+
+func meanOf(a, b func(*sample, *cand) float64) func(*sample, *cand) float64 {
+	return func(s *sample, c *cand) float64 { return (a(s, c) + b(s, c)) / 2 }
+}
+
+func noisyOr(a, b func(*sample, *cand) float64) func(*sample, *cand) float64 {
+	return func(s *sample, c *cand) float64 { return 1 - (1-a(s, c))*(1-b(s, c)) }
 }
 
 // variants are the definitions compared; "pipeline" is explain.relevance as
@@ -87,7 +95,17 @@ var variants = []variant{
 	{"cos@store_floor+.1", vStore10},
 	{"cos@store_floor+.2", vStore20},
 	{"cos@query_median", vQuery},
+	{"max(bm25/ub_all, cos@0.60)", maxOf(bAll, vFloor(0.60))},
+	{"max(bm25/ub_all, cos@0.65)", maxOf(bAll, vFloor(0.65))},
+	{"max(bm25/ub_all, cos@0.70)", maxOf(bAll, vFloor(0.70))},
 	{"max(bm25/ub_all, cos@0.75)", maxOf(bAll, vModel75)},
+	{"mean(bm25/ub_all, cos@0.40)", meanOf(bAll, vFloor(0.40))},
+	{"mean(bm25/ub_all, cos@0.45)", meanOf(bAll, vFloor(0.45))},
+	{"mean(bm25/ub_all, cos@0.50)", meanOf(bAll, vFloor(0.50))},
+	{"mean(bm25/ub_all, cos@0.55)", meanOf(bAll, vFloor(0.55))},
+	{"mean(bm25/ub_all, cos@0.60)", meanOf(bAll, vFloor(0.60))},
+	{"mean(bm25/ub_all, cos@qmedian)", meanOf(bAll, vQuery)},
+	{"noisyor(bm25/ub_all, cos@0.65)", noisyOr(bAll, vFloor(0.65))},
 	{"max(bm25/ub_all, cos@store+.2)", maxOf(bAll, vStore20)},
 	{"max(bm25·(k1+1)/ub_all, cos@store+.2)", maxOf(bAllTF1, vStore20)},
 }
@@ -158,14 +176,15 @@ func measure(ss []*sample, v variant, bar float64) atBar {
 	return out
 }
 
-// barFor is the smallest bar on a 0.01 grid that leaves at least share of the
+// barFor is the smallest bar on a 0.005 grid that leaves at least share of the
 // queries ss with nothing.
 func barFor(ss []*sample, v variant, share float64) float64 {
 	tops := make([]float64, len(ss))
 	for i, s := range ss {
 		tops[i] = top(s, v)
 	}
-	for b := 0.0; b <= 1.0001; b += 0.01 {
+	for i := 0; i <= 200; i++ {
+		b := float64(i) / 200
 		empty := 0
 		for _, t := range tops {
 			if t < b {
@@ -173,7 +192,7 @@ func barFor(ss []*sample, v variant, share float64) float64 {
 			}
 		}
 		if float64(empty) >= share*float64(len(ss)) {
-			return math.Round(b*100) / 100
+			return b
 		}
 	}
 	return 1.01

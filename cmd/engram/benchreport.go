@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/engram-memory/engram/internal/format"
+)
+
+// benchReport is what engram bench measured.
+type benchReport struct {
+	Dim       int         `json:"dim"`
+	Queries   int         `json:"queries"`
+	Limit     int         `json:"limit"`
+	Seed      uint64      `json:"seed"`
+	Embedder  string      `json:"embedder"`
+	GoVersion string      `json:"go_version"`
+	GOOS      string      `json:"goos"`
+	GOARCH    string      `json:"goarch"`
+	CPUs      int         `json:"cpus"`
+	Sizes     []benchSize `json:"sizes"`
+}
+
+// benchSize is one store size's measurements.
+type benchSize struct {
+	Memories      int     `json:"memories"`
+	IngestSeconds float64 `json:"ingest_seconds"`
+	IngestPerSec  float64 `json:"ingest_per_sec"`
+	FileBytes     int64   `json:"file_bytes"`
+	// LoadSeconds is engram.Open alone; OpenSeconds is Open until the first
+	// search has answered.
+	LoadSeconds float64 `json:"load_seconds"`
+	OpenSeconds float64 `json:"open_seconds"`
+	// RSSAfterIngestBytes is VmRSS with the ingesting store still open;
+	// RSSBytes is VmRSS after the reopened store answered every query, and
+	// HWMBytes the process's peak so far (VmHWM).
+	RSSAfterIngestBytes int64       `json:"rss_after_ingest_bytes"`
+	RSSBytes            int64       `json:"rss_bytes"`
+	HWMBytes            int64       `json:"hwm_bytes"`
+	Search              []benchMode `json:"search"`
+}
+
+// benchMode is one search mode's latency, by stage (the response's timings_ms
+// keys) and "wall" (the whole DB.Search call).
+type benchMode struct {
+	Mode       string                 `json:"mode"`
+	Strategies map[string]int         `json:"strategies"`
+	LatencyMS  map[string]percentile3 `json:"latency_ms"`
+}
+
+// percentile3 is p50, p95 and p99 in milliseconds (nearest rank).
+type percentile3 struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// percentiles summarises each sample list by nearest rank: the p-th percentile
+// is the smallest value with at least p% of the values at or below it.
+func percentiles(samples map[string][]float64) map[string]percentile3 {
+	out := make(map[string]percentile3, len(samples))
+	for k, v := range samples {
+		if len(v) == 0 {
+			continue
+		}
+		s := slices.Clone(v)
+		sort.Float64s(s)
+		rank := func(p float64) float64 {
+			i := int(math.Ceil(p*float64(len(s)))) - 1
+			return s[min(max(i, 0), len(s)-1)]
+		}
+		out[k] = percentile3{P50: rank(0.50), P95: rank(0.95), P99: rank(0.99)}
+	}
+	return out
+}
+
+// stageOrder is the order stages appear in the table; others follow by name.
+var stageOrder = []string{"embed", "hyde", "filter", "bm25", "vector", "fusion", "boosts", "rerank", "mmr", "format", "total", "wall"}
+
+func orderedStages(m map[string]percentile3) []string {
+	var out, rest []string
+	for _, k := range stageOrder {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	for k := range m {
+		if !slices.Contains(stageOrder, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func (r *benchReport) writeJSON(w io.Writer) error { return format.JSON(w, r, false) }
+
+// writeTable writes the report as two aligned tables: one row per size for the
+// store, then one row per size, mode and stage for latency.
+func (r *benchReport) writeTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engram bench: %d-d vectors (%s), %d queries per mode, limit %d, %s %s/%s, %d CPUs\n\n",
+		r.Dim, r.Embedder, r.Queries, r.Limit, r.GoVersion, r.GOOS, r.GOARCH, r.CPUs)
+	rows := [][]string{{"memories", "ingest/s", "ingest s", "file MB", "load s", "open+search s", "RSS ingest MB", "RSS MB", "peak MB"}}
+	for _, s := range r.Sizes {
+		rows = append(rows, []string{
+			humanCount(s.Memories), fmt.Sprintf("%.0f", s.IngestPerSec), fmt.Sprintf("%.1f", s.IngestSeconds),
+			mb(s.FileBytes), fmt.Sprintf("%.2f", s.LoadSeconds), fmt.Sprintf("%.2f", s.OpenSeconds),
+			mb(s.RSSAfterIngestBytes), mb(s.RSSBytes), mb(s.HWMBytes),
+		})
+	}
+	alignRows(&b, rows)
+	b.WriteString("\nsearch latency, ms\n")
+	rows = [][]string{{"memories", "mode", "stage", "p50", "p95", "p99"}}
+	for _, s := range r.Sizes {
+		for _, m := range s.Search {
+			for _, st := range orderedStages(m.LatencyMS) {
+				p := m.LatencyMS[st]
+				rows = append(rows, []string{humanCount(s.Memories), m.Mode, st, ms3(p.P50), ms3(p.P95), ms3(p.P99)})
+			}
+		}
+	}
+	alignRows(&b, rows)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+// alignRows writes rows with every column right-aligned except text columns
+// (those whose header is "mode" or "stage"), two spaces apart.
+func alignRows(b *strings.Builder, rows [][]string) {
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, row := range rows {
+		var line strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", widths[i]-len(c))
+			if h := rows[0][i]; h == "mode" || h == "stage" {
+				line.WriteString(c + pad)
+			} else {
+				line.WriteString(pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+// humanCount writes 10000 as 10k and 1000000 as 1m when exact.
+func humanCount(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return strconv.Itoa(n/1_000_000) + "m"
+	case n >= 1000 && n%1000 == 0:
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
+
+func ms3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engram-memory/engram"
+)
+
+func init() { register(newCalibrate) }
+
+func newCalibrate(e *env) *cobra.Command {
+	var (
+		opt     engram.CalibrateOptions
+		weights string
+	)
+	c := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Set the vector leg's fusion weight for this store from its own memories",
+		Long: `Estimate, without labels, how much the vector leg can be trusted on this store
+with this embedder. Pseudo-queries are made from the store's own memories (by
+default a sentence held out of each, the memory searched without it); each is
+run at every vector weight, and the smallest weight whose MRR@10 of the source
+memory is within one standard error of the best is stored as the store's weight
+for the current model (weight_source "store" in search output).
+ENGRAM_VECTOR_WEIGHT still overrides it. --dry-run measures without storing.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if weights != "" {
+				ws, err := parseWeights(weights)
+				if err != nil {
+					return usageError{err}
+				}
+				opt.Weights = ws
+			}
+			if opt.Samples < 0 {
+				return usagef("--samples %d: must not be negative", opt.Samples)
+			}
+			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+				res, err := db.Calibrate(cmd.Context(), opt)
+				if err != nil {
+					return err
+				}
+				return e.out(res, func(w io.Writer) error { return writeCalibration(w, res) })
+			})
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opt.Method, "method", "heldout", "pseudo-queries: heldout, partial, span or name")
+	fl.IntVar(&opt.Samples, "samples", engram.DefaultCalibrateSamples, "number of pseudo-queries")
+	fl.Uint64Var(&opt.Seed, "seed", 0, "which memories are drawn")
+	fl.StringVar(&weights, "weights", "", "comma-separated vector weights to try (default 0,.02,.05,.1,.2,.3,.5,1)")
+	fl.BoolVar(&opt.DryRun, "dry-run", false, "measure only; do not store the chosen weight")
+	return c
+}
+
+// parseWeights reads "0,0.1,1".
+func parseWeights(s string) ([]float64, error) {
+	var out []float64
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		w, err := strconv.ParseFloat(p, 64)
+		if err != nil || !(w >= 0) || w > 1e6 {
+			return nil, fmt.Errorf("--weights: %q is not a number in [0, 1e6]", p)
+		}
+		out = append(out, w)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--weights: no weight given")
+	}
+	return out, nil
+}
+
+// writeCalibration prints the sweep and the choice.
+func writeCalibration(w io.Writer, res *engram.CalibrateResult) error {
+	fmt.Fprintf(w, "model %s, %d pseudo-queries (%s)\n", res.Model, res.Queries, res.Method)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "weight\tMRR@10\t±se\thit@1\t\t\n")
+	for _, p := range res.Points {
+		mark := ""
+		if p.Weight == res.Chosen {
+			mark = "←"
+		}
+		fmt.Fprintf(tw, "%g\t%.3f\t%.3f\t%.3f\t%s\t\n", p.Weight, p.MRR, p.SE, p.Hit1, mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	verb := "stored"
+	if !res.Stored {
+		verb = "not stored (dry run)"
+	}
+	_, err := fmt.Fprintf(w, "vector weight %g %s; was %g (%s)\n", res.Chosen, verb, res.Previous, res.PreviousSource)
+	return err
+}

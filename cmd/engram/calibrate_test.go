@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// calibrationStore writes a store of n memories of a dozen words each.
+func calibrationStore(t *testing.T, n int) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "cal.db")
+	topics := []string{"deploy key vault rotation", "dark theme editor terminal", "espresso coffee sugar morning",
+		"standup meeting tuesday thursday", "flight booking airport lounge"}
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"m%02d","text":"Note %d about the %s and what the team decided for week %d of the plan."}`+"\n",
+			i, i, topics[i%len(topics)], i)
+	}
+	mustCLI(t, db, b.String(), "import", "-")
+	return db
+}
+
+func TestCalibrateCommand(t *testing.T) {
+	db := calibrationStore(t, 40)
+	out := mustCLI(t, db, "", "calibrate", "--dry-run", "--samples", "35")
+	for _, want := range []string{"35 pseudo-queries (heldout)", "MRR@10", "not stored (dry run)", "was 0.1 (model)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	js := mustCLI(t, db, "", "--json", "calibrate", "--weights", "0,0.5", "--method", "partial")
+	var res struct {
+		Method string  `json:"method"`
+		Chosen float64 `json:"chosen"`
+		Stored bool    `json:"stored"`
+		Points []struct {
+			Weight float64 `json:"weight"`
+			MRR    float64 `json:"mrr"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(js), &res); err != nil {
+		t.Fatalf("%v: %s", err, js)
+	}
+	if res.Method != "partial" || !res.Stored || len(res.Points) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	search := mustCLI(t, db, "", "--json", "search", "deploy key", "--no-record")
+	if !strings.Contains(search, `"weight_source": "store"`) {
+		t.Errorf("search after calibrate does not use the store's weight:\n%s", search)
+	}
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	db := calibrationStore(t, 40)
+	small := calibrationStore(t, 3)
+	cases := []struct {
+		name string
+		db   string
+		env  string
+		args []string
+		want string
+	}{
+		{"bad weights", db, "", []string{"calibrate", "--weights", "0,x"}, `"x" is not a number`},
+		{"negative weight", db, "", []string{"calibrate", "--weights", "-1"}, "is not a number in [0, 1e6]"},
+		{"bad method", db, "", []string{"calibrate", "--method", "guess"}, `method "guess"`},
+		{"negative samples", db, "", []string{"calibrate", "--samples", "-3"}, "must not be negative"},
+		{"extra argument", db, "", []string{"calibrate", "now"}, "unknown command"},
+		{"too small", small, "", []string{"calibrate"}, "need 30"},
+		{"no embedder", db, "none", []string{"calibrate"}, "needs an embedder"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("ENGRAM_EMBEDDER", c.env)
+			_, stderr, code := cli(t, c.db, "", c.args...)
+			if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, stderr, c.want)
+			}
+		})
+	}
+}

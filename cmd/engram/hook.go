@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
+)
+
+func init() { register(newHook) }
+
+// Hooks run inside an agent host on every session or prompt, so they must
+// never break it: on any error they print nothing on stdout, one line on
+// stderr, and exit 0.
+
+// hookFlags are the options every hook takes.
+type hookFlags struct {
+	scope    []string
+	cwdScope string
+	budget   int
+	limit    int
+	minRel   float64
+	timeout  time.Duration
+}
+
+// Headers introduce what a hook adds, so the model knows where it came from.
+const (
+	briefHeader  = "Memories from earlier sessions (Engram briefing):\n"
+	injectHeader = "Memories that may be relevant to this prompt (Engram):\n"
+)
+
+// Claude Code hook events.
+const (
+	eventSessionStart     = "SessionStart"
+	eventUserPromptSubmit = "UserPromptSubmit"
+)
+
+// maxHookInput bounds what a hook reads from stdin.
+const maxHookInput = 8 << 20
+
+func newHook(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hook",
+		Short: "Agent host hooks: session-start briefing and per-prompt injection",
+		Long: `Hooks for agent hosts. They read the host's input on stdin and print what
+the host adds to the model's context. On any error a hook prints nothing on
+stdout, one line on stderr, and exits 0: memory must never break the host.
+
+  engram hook claude-code session-start       Claude Code SessionStart → brief
+  engram hook claude-code user-prompt-submit  Claude Code UserPromptSubmit → inject
+  engram hook prompt                          any host: prompt text on stdin → inject
+
+Scope: --scope key=value flags, else $ENGRAM_SCOPE ("k=v,k=v"), else the whole
+store; --cwd-scope KEY adds KEY=<base name of the working directory> (the
+hook input's cwd for Claude Code), e.g. --cwd-scope project.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, a []string) error {
+			hookFail(e, fmt.Errorf("unknown hook %q: want claude-code or prompt", strings.Join(a, " ")))
+			return nil
+		},
+	}
+	cc := &cobra.Command{
+		Use:   "claude-code EVENT",
+		Short: "Claude Code hooks: session-start, user-prompt-submit",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, a []string) error {
+			hookFail(e, fmt.Errorf("unknown Claude Code hook %q: want session-start or user-prompt-submit", strings.Join(a, " ")))
+			return nil
+		},
+	}
+	cc.AddCommand(
+		hookCommand(e, "session-start", "Claude Code SessionStart: print a briefing as additionalContext", engram.DefaultBriefBudget, runSessionStart),
+		hookCommand(e, "user-prompt-submit", "Claude Code UserPromptSubmit: print relevant memories as additionalContext", engram.DefaultInjectBudget, runUserPrompt),
+	)
+	c.AddCommand(cc, hookCommand(e, "prompt", "Any host: read a prompt on stdin, print the relevant memories or nothing", engram.DefaultInjectBudget, runPlainPrompt))
+	for _, sub := range append([]*cobra.Command{c, cc}, append(cc.Commands(), c.Commands()...)...) {
+		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+			hookFail(e, err)
+			return nil // exit 0: a misconfigured hook must not break the host
+		})
+	}
+	return c
+}
+
+// hookRun is one hook's work: read the input, write the output.
+type hookRun func(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error
+
+// hookCommand builds a hook subcommand that never fails the host.
+func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Command {
+	f := &hookFlags{}
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if len(a) > 0 {
+				hookFail(e, fmt.Errorf("%s takes no arguments (input comes on stdin), got %q", use, a))
+				return nil
+			}
+			if err := f.check(); err != nil {
+				hookFail(e, err)
+				return nil
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+			defer cancel()
+			in, err := readInput(ctx, e.stdin)
+			if err == nil {
+				err = e.withDB(ctx, func(db *engram.DB) error { return run(ctx, e, db, f, in) })
+			}
+			if err != nil {
+				hookFail(e, err)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringArrayVar(&f.scope, "scope", nil, "only memories in scope key=value (repeatable; default $ENGRAM_SCOPE)")
+	fl.StringVar(&f.cwdScope, "cwd-scope", "", "also scope KEY=<base name of the working directory>")
+	fl.IntVar(&f.budget, "budget", budget, "character budget of the added context")
+	fl.IntVar(&f.limit, "limit", 0, "memories at most (0: the default)")
+	fl.Float64Var(&f.minRel, "min-relevance", engram.DefaultInjectRelevance, "relevance bar (0–1) for prompt injection")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up (printing nothing) after this long")
+	return c
+}
+
+// readInput reads the hook's stdin, bounded in size and by ctx: a host that
+// never closes stdin must not hang the hook.
+func readInput(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, maxHookInput+1))
+		ch <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading the hook input: %w", ctx.Err())
+	case res := <-ch:
+		if res.err != nil {
+			return nil, fmt.Errorf("reading the hook input: %w", res.err)
+		}
+		if len(res.b) > maxHookInput {
+			return nil, fmt.Errorf("hook input is longer than %d bytes", maxHookInput)
+		}
+		return res.b, nil
+	}
+}
+
+func (f *hookFlags) check() error {
+	switch {
+	case f.budget < 1:
+		return fmt.Errorf("--budget %d: must be at least 1", f.budget)
+	case f.limit < 0:
+		return fmt.Errorf("--limit %d: must not be negative", f.limit)
+	case f.minRel < 0 || f.minRel > 1:
+		return fmt.Errorf("--min-relevance %g: want 0 to 1", f.minRel)
+	case f.timeout <= 0:
+		return fmt.Errorf("--timeout %v: must be positive", f.timeout)
+	}
+	return nil
+}
+
+// filter resolves the hook's scope: flags, else $ENGRAM_SCOPE, plus the
+// working directory's base name under --cwd-scope.
+func (f *hookFlags) filter(cwd string) (memory.Filter, error) {
+	parts := f.scope
+	if len(parts) == 0 {
+		if env := os.Getenv("ENGRAM_SCOPE"); env != "" {
+			parts = []string{env}
+		}
+	}
+	scope, err := memory.ParseScope(parts...)
+	if err != nil {
+		return memory.Filter{}, fmt.Errorf("scope: %w", err)
+	}
+	if f.cwdScope != "" {
+		if cwd == "" {
+			if cwd, err = os.Getwd(); err != nil {
+				return memory.Filter{}, fmt.Errorf("--cwd-scope: %w", err)
+			}
+		}
+		base := filepath.Base(filepath.Clean(cwd))
+		if base == "." || base == string(filepath.Separator) {
+			return memory.Filter{}, fmt.Errorf("--cwd-scope: working directory %q has no base name", cwd)
+		}
+		if scope, err = memory.ParseScope(append(parts, f.cwdScope+"="+base)...); err != nil {
+			return memory.Filter{}, fmt.Errorf("--cwd-scope: %w", err)
+		}
+	}
+	return memory.Filter{Scope: scope}, nil
+}
+
+// claudeInput is the part of Claude Code's hook input the hooks read; other
+// fields are ignored.
+type claudeInput struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	Source         string `json:"source"` // SessionStart: startup, resume, clear or compact
+	Prompt         string `json:"prompt"` // UserPromptSubmit
+}
+
+// claudeOutput is Claude Code's documented JSON output for adding context.
+type claudeOutput struct {
+	HookSpecificOutput struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// readClaude decodes a Claude Code hook input for the event.
+func readClaude(in []byte, event string) (claudeInput, error) {
+	var ci claudeInput
+	if err := json.Unmarshal(in, &ci); err != nil {
+		return ci, fmt.Errorf("%s hook input is not JSON: %w", event, err)
+	}
+	if ci.HookEventName != "" && ci.HookEventName != event {
+		return ci, fmt.Errorf("hook input is for %s, but this is the %s hook", ci.HookEventName, event)
+	}
+	return ci, nil
+}
+
+// writeClaude prints the context in Claude Code's JSON form; nothing when empty.
+func writeClaude(w io.Writer, event, context string) error {
+	if context == "" {
+		return nil
+	}
+	var out claudeOutput
+	out.HookSpecificOutput.HookEventName = event
+	out.HookSpecificOutput.AdditionalContext = context
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func runSessionStart(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error {
+	ci, err := readClaude(in, eventSessionStart)
+	if err != nil {
+		return err
+	}
+	fl, err := f.filter(ci.Cwd)
+	if err != nil {
+		return err
+	}
+	b, err := db.Brief(ctx, engram.BriefOptions{Filter: fl, Budget: f.budget, Limit: f.limit})
+	if err != nil {
+		return err
+	}
+	if b.Text == "" {
+		return nil
+	}
+	return writeClaude(e.stdout, eventSessionStart, briefHeader+b.Text)
+}
+
+func runUserPrompt(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error {
+	ci, err := readClaude(in, eventUserPromptSubmit)
+	if err != nil {
+		return err
+	}
+	text, err := inject(ctx, db, f, ci.Prompt, ci.Cwd)
+	if err != nil || text == "" {
+		return err
+	}
+	return writeClaude(e.stdout, eventUserPromptSubmit, injectHeader+text)
+}
+
+func runPlainPrompt(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error {
+	text, err := inject(ctx, db, f, string(in), "")
+	if err != nil || text == "" {
+		return err
+	}
+	_, err = io.WriteString(e.stdout, injectHeader+text)
+	return err
+}
+
+// inject recalls for a prompt; a blank prompt (a bare command) injects nothing.
+func inject(ctx context.Context, db *engram.DB, f *hookFlags, prompt, cwd string) (string, error) {
+	if strings.TrimSpace(prompt) == "" {
+		return "", nil
+	}
+	fl, err := f.filter(cwd)
+	if err != nil {
+		return "", err
+	}
+	minRel := f.minRel
+	inj, err := db.Inject(ctx, prompt, engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit, MinRelevance: &minRel})
+	if err != nil {
+		return "", err
+	}
+	return inj.Text, nil
+}
+
+// hookFail reports a hook's error on stderr, one line, and nothing else.
+func hookFail(e *env, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out: %w", err)
+	}
+	fmt.Fprintln(e.stderr, "engram hook: "+oneLine(err.Error()))
+}

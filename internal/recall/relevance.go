@@ -1,0 +1,61 @@
+package recall
+
+// The relevance signal (explain.relevance, in [0,1]) says how much evidence
+// the legs have that a memory is about the query, on a scale that means the
+// same thing from one query and one store to the next, unlike fused scores
+// (RRF's ~0.016–0.05). A bar on it (Query.MinRelevance, inject's default) lets
+// an agent get nothing when nothing is relevant.
+//
+//   - Keyword part: the memory's BM25 score over the query's full-match bound,
+//     Σ over query terms of idf·(k1+1), where a term the store lacks counts at
+//     the idf of a term no memory holds. A question about a topic the store
+//     lacks keeps its unmatched words in the bound, so matching one common word
+//     stays low.
+//   - Vector part: the cosine mapped onto [0,1] with the model's floor (the
+//     cosine an unrelated memory typically reaches) as zero.
+//   - The signal is the mean of the parts of the legs that ran: both must agree
+//     for a hybrid result to score high; a single-leg search uses its one part.
+//
+// Measured with tools/relevance on LoCoMo and SciFact (built-in model), this
+// separates answerable questions from questions about absent topics with an
+// AUC of 0.96, against 0.75 for the earlier max(score/present-terms bound,
+// cosine).
+
+import "math"
+
+// keywordRelevance is a BM25 score over the query's full-match bound, in [0,1].
+func keywordRelevance(score, bound float64) float64 {
+	if !(bound > 0) || math.IsInf(bound, 0) || math.IsNaN(score) {
+		return 0
+	}
+	return clamp01(score / bound)
+}
+
+// vectorRelevance maps a cosine onto [0,1] with floor as zero: the cosine an
+// unrelated memory typically reaches with this model.
+func vectorRelevance(cos, floor float64) float64 {
+	if floor >= 1 || math.IsNaN(cos) {
+		return 0
+	}
+	return clamp01((cos - floor) / (1 - floor))
+}
+
+// relevance combines the parts of the legs that ran (legs is 1 or 2): their
+// mean, so a leg that did not return the memory counts as 0.
+func relevance(relB, relV float64, legs int) float64 {
+	if legs <= 1 {
+		return clamp01(relB + relV) // only one part can be non-zero
+	}
+	return clamp01((relB + relV) / 2)
+}
+
+func clamp01(x float64) float64 {
+	switch {
+	case x > 1:
+		return 1
+	case x >= 0:
+		return x
+	default: // negative or NaN
+		return 0
+	}
+}

@@ -1,0 +1,37 @@
+package recall
+
+import (
+	"math"
+	"testing"
+)
+
+func TestRelevanceParts(t *testing.T) {
+	cases := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"keyword half of the bound", keywordRelevance(2, 4), 0.5},
+		{"keyword above the bound clamps", keywordRelevance(5, 4), 1},
+		{"keyword no bound", keywordRelevance(1, 0), 0},
+		{"keyword NaN score", keywordRelevance(math.NaN(), 4), 0},
+		{"keyword infinite bound", keywordRelevance(1, math.Inf(1)), 0},
+		{"vector at the floor", vectorRelevance(0.55, 0.55), 0},
+		{"vector below the floor", vectorRelevance(0.2, 0.55), 0},
+		{"vector halfway", vectorRelevance(0.775, 0.55), 0.5},
+		{"vector identical", vectorRelevance(1, 0.55), 1},
+		{"vector floor 1", vectorRelevance(1, 1), 0},
+		{"vector NaN", vectorRelevance(math.NaN(), 0.3), 0},
+		{"hybrid is the mean", relevance(0.6, 0.2, 2), 0.4},
+		{"hybrid, one leg silent", relevance(0.6, 0, 2), 0.3},
+		{"single leg is its part", relevance(0.6, 0, 1), 0.6},
+		{"single vector leg", relevance(0, 0.7, 1), 0.7},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if math.Abs(c.got-c.want) > 1e-12 {
+				t.Errorf("got %v, want %v", c.got, c.want)
+			}
+		})
+	}
+}

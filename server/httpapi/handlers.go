@@ -1,0 +1,330 @@
+package httpapi
+
+import (
+	_ "embed"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/engram-memory/engram"
+)
+
+//go:embed openapi.json
+var openAPIDoc []byte
+
+// OpenAPI returns the API's OpenAPI 3.1 document.
+func OpenAPI() []byte { return append([]byte(nil), openAPIDoc...) }
+
+func (s *Server) routeTable() []route {
+	return []route{
+		{method: "POST", path: "/v1/memories", body: bodyJSON, h: s.add},
+		{method: "GET", path: "/v1/memories/{id}", h: s.get},
+		{method: "PATCH", path: "/v1/memories/{id}", body: bodyJSON, h: s.update},
+		{method: "DELETE", path: "/v1/memories/{id}", h: s.delete},
+		{method: "POST", path: "/v1/memories/{id}/favorite", body: bodyJSON, h: s.favorite},
+		{method: "POST", path: "/v1/memories/{id}/touch", body: bodyJSON, h: s.touch},
+		{method: "POST", path: "/v1/search", body: bodyJSON, h: s.search},
+		{method: "POST", path: "/v1/inject", body: bodyJSON, h: s.inject},
+		{method: "POST", path: "/v1/brief", body: bodyJSON, h: s.brief},
+		{method: "POST", path: "/v1/import", body: bodyJSONL, stream: true, h: s.importJSONL},
+		{method: "GET", path: "/v1/export", stream: true, h: s.export},
+		{method: "GET", path: "/v1/stats", h: s.stats},
+		{method: "GET", path: "/healthz", public: true, h: s.healthz},
+		{method: "GET", path: "/readyz", public: true, h: s.readyz},
+		{method: "GET", path: "/openapi.json", public: true, h: s.openapi},
+	}
+}
+
+// batchRequest is the batch form of POST /v1/memories.
+type batchRequest struct {
+	Memories []*engram.Memory `json:"memories"`
+}
+
+func (s *Server) add(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var probe map[string]json.RawMessage
+	if err := decodeStrict(data, &probe, false); err != nil {
+		return err
+	}
+	var mems []*engram.Memory
+	if _, batch := probe["memories"]; batch {
+		var req batchRequest
+		if err := decodeStrict(data, &req, false); err != nil {
+			return err
+		}
+		if len(req.Memories) == 0 {
+			return errorf(http.StatusBadRequest, CodeBadRequest, "field \"memories\": no memories given")
+		}
+		if len(req.Memories) > s.cfg.MaxBatch {
+			return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge,
+				"%d memories in one request; at most %d (use POST /v1/import for more)", len(req.Memories), s.cfg.MaxBatch)
+		}
+		mems = req.Memories
+	} else {
+		var m engram.Memory
+		if err := decodeStrict(data, &m, false); err != nil {
+			return err
+		}
+		mems = []*engram.Memory{&m}
+	}
+	for i, m := range mems {
+		if m == nil {
+			return errorf(http.StatusBadRequest, CodeBadRequest, "memory %d is null", i+1)
+		}
+		if err := t.owns(m.Scope); err != nil {
+			return err
+		}
+	}
+	res, err := t.b.Add(r.Context(), mems...)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
+	m, err := t.b.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
+	var p engram.Patch
+	if err := decodeBody(r, &p, false); err != nil {
+		return err
+	}
+	if p.Scope != nil {
+		if err := t.owns(*p.Scope); err != nil {
+			return err
+		}
+	}
+	m, err := t.b.Update(r.Context(), id, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
+	n, err := t.b.Delete(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
+	return nil
+}
+
+// favoriteRequest is the body of POST /v1/memories/{id}/favorite; a missing
+// body or "on" means true.
+type favoriteRequest struct {
+	On *bool `json:"on"`
+}
+
+func (s *Server) favorite(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
+	var req favoriteRequest
+	if err := decodeBody(r, &req, true); err != nil {
+		return err
+	}
+	on := req.On == nil || *req.On
+	m, err := t.b.Favorite(r.Context(), id, on)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) touch(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
+	var req struct{}
+	if err := decodeBody(r, &req, true); err != nil {
+		return err
+	}
+	if err := t.b.Touch(r.Context(), id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"touched": 1})
+	return nil
+}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	var q engram.Query
+	if err := decodeBody(r, &q, false); err != nil {
+		return err
+	}
+	if err := s.checkLimit("limit", q.Limit); err != nil {
+		return err
+	}
+	if err := t.owns(q.Scope); err != nil {
+		return err
+	}
+	resp, err := t.b.Search(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// InjectRequest is the body of POST /v1/inject: a user prompt, the filter
+// fields of a search (scope, type, scene, tags, source, since, until), and
+// the injection's bounds.
+type InjectRequest struct {
+	Prompt string `json:"prompt"`
+	engram.Filter
+	Budget       int      `json:"budget,omitempty"`
+	Limit        int      `json:"limit,omitempty"`
+	MinRelevance *float64 `json:"min_relevance,omitempty"`
+	NoRecord     bool     `json:"no_record,omitempty"`
+}
+
+func (s *Server) inject(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	var req InjectRequest
+	if err := decodeBody(r, &req, false); err != nil {
+		return err
+	}
+	if req.Prompt == "" {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "field \"prompt\" is required")
+	}
+	if err := s.checkBounds(req.Limit, req.Budget); err != nil {
+		return err
+	}
+	if err := t.owns(req.Scope); err != nil {
+		return err
+	}
+	inj, err := t.b.Inject(r.Context(), req.Prompt, engram.InjectOptions{Filter: req.Filter, Budget: req.Budget,
+		Limit: req.Limit, MinRelevance: req.MinRelevance, NoRecord: req.NoRecord})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, inj)
+	return nil
+}
+
+// BriefRequest is the body of POST /v1/brief: the filter fields and bounds.
+type BriefRequest struct {
+	engram.Filter
+	Budget   int  `json:"budget,omitempty"`
+	Limit    int  `json:"limit,omitempty"`
+	NoRecord bool `json:"no_record,omitempty"`
+}
+
+func (s *Server) brief(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	var req BriefRequest
+	if err := decodeBody(r, &req, true); err != nil {
+		return err
+	}
+	if err := s.checkBounds(req.Limit, req.Budget); err != nil {
+		return err
+	}
+	if err := t.owns(req.Scope); err != nil {
+		return err
+	}
+	b, err := t.b.Brief(r.Context(), engram.BriefOptions{Filter: req.Filter, Budget: req.Budget, Limit: req.Limit, NoRecord: req.NoRecord})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
+func (s *Server) importJSONL(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	var opt engram.ImportOptions
+	if v := r.URL.Query().Get("skip_invalid"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errorf(http.StatusBadRequest, CodeBadRequest, "skip_invalid=%q: want true or false", v)
+		}
+		opt.SkipInvalid = b
+	}
+	res, err := t.b.Import(r.Context(), r.Body, opt)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) export(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	return t.b.Export(r.Context(), w)
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	st, err := t.b.Stats(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ *tenant, _ string) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ *tenant, _ string) error {
+	if !s.ready.Load() {
+		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "not ready: the server is shutting down")
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+func (s *Server) openapi(w http.ResponseWriter, _ *http.Request, _ *tenant, _ string) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, err := w.Write(openAPIDoc)
+	return err
+}
+
+// decodeBody reads and strictly decodes a JSON request body.
+func decodeBody(r *http.Request, v any, allowEmpty bool) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(data, v, allowEmpty)
+}
+
+// checkLimit refuses a result count above the server's cap (the store refuses
+// negative ones with its own message).
+func (s *Server) checkLimit(field string, n int) error {
+	if n > s.cfg.MaxLimit {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "field %q: %d is above this server's maximum of %d", field, n, s.cfg.MaxLimit)
+	}
+	return nil
+}
+
+func (s *Server) checkBounds(limit, budget int) error {
+	if err := s.checkLimit("limit", limit); err != nil {
+		return err
+	}
+	if limit < 0 {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "field \"limit\": must not be negative")
+	}
+	if budget > s.cfg.MaxBudget {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "field \"budget\": %d is above this server's maximum of %d", budget, s.cfg.MaxBudget)
+	}
+	return nil
+}
+
+// owns refuses a scope in a request body that contradicts the tenant's own;
+// the store enforces the same rule, this gives the clearer answer first.
+func (t *tenant) owns(scope map[string]string) error {
+	for k, v := range scope {
+		if mine, ok := t.scope[k]; ok && mine != v {
+			return errorf(http.StatusForbidden, CodeForbidden, "scope %s=%s is outside this API key's scope (%s=%s)", k, v, k, mine)
+		}
+	}
+	return nil
+}

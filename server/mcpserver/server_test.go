@@ -1,0 +1,192 @@
+package mcpserver
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-memory/engram"
+)
+
+var toolNames = []string{"memory_add", "memory_brief", "memory_delete", "memory_favorite", "memory_get", "memory_search", "memory_update"}
+
+// exercise runs the whole tool surface through a client session: list, add,
+// search, get, update, favorite, brief, delete. It returns the id it added
+// (deleted by the end).
+func exercise(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	ctx := context.Background()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("list tools: %v", err)
+	}
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+		if len(tool.Description) < 80 {
+			t.Errorf("%s: description too thin for an LLM: %q", tool.Name, tool.Description)
+		}
+		schema, _ := tool.InputSchema.(map[string]any)
+		if schema["type"] != "object" || schema["properties"] == nil {
+			t.Errorf("%s: input schema %v", tool.Name, tool.InputSchema)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, toolNames) {
+		t.Fatalf("tools = %v, want %v", names, toolNames)
+	}
+
+	var added AddOutput
+	txt := ok(t, cs, "memory_add", map[string]any{
+		"text": "Deploys to production go through the blue-green pipeline; ticket OPS-4512 tracks the cutover.",
+		"name": "Deploy process", "type": "instruction", "tags": []string{"ops"},
+		"metadata": map[string]any{"owner": "sre"},
+	}, &added)
+	if added.ID == "" || !strings.Contains(txt, added.ID) {
+		t.Fatalf("add: id %q, text %q", added.ID, txt)
+	}
+	ok(t, cs, "memory_add", map[string]any{"text": "The user prefers dark themes in every editor.", "type": "preference"}, nil)
+
+	// Exact identifier and natural language both find it.
+	for _, q := range []string{"OPS-4512", "how do we ship releases to production?"} {
+		var resp engram.Response
+		txt := ok(t, cs, "memory_search", map[string]any{"query": q, "limit": 5}, &resp)
+		if len(resp.Results) == 0 || resp.Results[0].ID != added.ID {
+			t.Fatalf("search %q: results %+v", q, resp.Results)
+		}
+		if !strings.Contains(txt, added.ID) || !strings.Contains(txt, "relevance") {
+			t.Errorf("search %q text lacks id or relevance:\n%s", q, txt)
+		}
+	}
+
+	var got MemoryOut
+	txt = ok(t, cs, "memory_get", map[string]any{"id": added.ID}, &got)
+	if got.Name != "Deploy process" || got.Metadata["owner"] != "sre" || !strings.Contains(txt, "text:\nDeploys") {
+		t.Errorf("get: %+v\n%s", got, txt)
+	}
+
+	ok(t, cs, "memory_update", map[string]any{"id": added.ID, "text": "Deploys go through the canary pipeline now (OPS-4512 closed)."}, &got)
+	if !strings.Contains(got.Text, "canary") || got.Name != "Deploy process" {
+		t.Errorf("update: %+v", got)
+	}
+	ok(t, cs, "memory_favorite", map[string]any{"id": added.ID}, &got)
+	if !got.Favorite {
+		t.Errorf("favorite: not marked")
+	}
+
+	var brief engram.Brief
+	txt = ok(t, cs, "memory_brief", map[string]any{}, &brief)
+	if len(brief.Items) != 2 || brief.Items[0].ID != added.ID || brief.Items[0].Reason != "favorite" {
+		t.Errorf("brief items: %+v", brief.Items)
+	}
+	if !strings.Contains(txt, added.ID+" [instruction") || !strings.Contains(txt, "favorite") {
+		t.Errorf("brief text:\n%s", txt)
+	}
+
+	var del DeleteOutput
+	ok(t, cs, "memory_delete", map[string]any{"id": added.ID}, &del)
+	if del.Deleted != 1 {
+		t.Errorf("delete: %+v", del)
+	}
+	if res := call(t, cs, "memory_get", map[string]any{"id": added.ID}); !res.IsError || !strings.Contains(text(res), "not found") {
+		t.Errorf("get after delete: %v %q", res.IsError, text(res))
+	}
+}
+
+func TestToolsInMemory(t *testing.T) {
+	exercise(t, connectInMemory(t, openDB(t)))
+}
+
+// TestToolErrors checks that bad arguments and unknown ids come back as tool
+// errors (IsError with a readable message), not protocol failures.
+func TestToolErrors(t *testing.T) {
+	db := openDB(t)
+	cs := connectInMemory(t, db)
+	var added AddOutput
+	ok(t, cs, "memory_add", map[string]any{"text": "something to update"}, &added)
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		want       string
+	}{
+		{"search empty query", "memory_search", map[string]any{"query": ""}, "query"},
+		{"search missing query", "memory_search", map[string]any{}, "query"},
+		{"search limit too big", "memory_search", map[string]any{"query": "x", "limit": 500}, "limit"},
+		{"search unknown mode", "memory_search", map[string]any{"query": "x", "mode": "fuzzy"}, "mode"},
+		{"search bad since", "memory_search", map[string]any{"query": "x", "since": "last tuesday"}, "since"},
+		{"search wrong type", "memory_search", map[string]any{"query": 42}, "query"},
+		{"search unknown field", "memory_search", map[string]any{"query": "x", "colour": "red"}, "colour"},
+		{"add empty text", "memory_add", map[string]any{"text": "  "}, "text"},
+		{"add bad scope key", "memory_add", map[string]any{"text": "t", "scope": map[string]any{"": "x"}}, "scope"},
+		{"get unknown id", "memory_get", map[string]any{"id": "01NOPE"}, "not found"},
+		{"get empty id", "memory_get", map[string]any{"id": ""}, "id"},
+		{"update unknown id", "memory_update", map[string]any{"id": "01NOPE", "text": "x"}, "not found"},
+		{"update nothing", "memory_update", map[string]any{"id": added.ID}, "nothing to change"},
+		{"update empty text", "memory_update", map[string]any{"id": added.ID, "text": ""}, "text"},
+		{"delete unknown id", "memory_delete", map[string]any{"id": "01NOPE"}, "not found"},
+		{"favorite unknown id", "memory_favorite", map[string]any{"id": "01NOPE"}, "not found"},
+		{"brief negative budget", "memory_brief", map[string]any{"budget": -1}, "budget"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, cs, tc.tool, tc.args)
+			if !res.IsError {
+				t.Fatalf("no tool error; text %q", text(res))
+			}
+			t.Logf("%s", text(res))
+			if msg := text(res); !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q does not mention %q", msg, tc.want)
+			}
+		})
+	}
+	// Nothing above changed the memory.
+	m, err := db.Get(context.Background(), added.ID)
+	if err != nil || m.Text != "something to update" {
+		t.Errorf("memory changed by failed calls: %+v %v", m, err)
+	}
+}
+
+// TestScopedBackend serves a tenant's view: what it adds carries its scope,
+// and another tenant's memories are invisible, by search and by id.
+func TestScopedBackend(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	other, err := db.Add(ctx, &engram.Memory{Text: "Team two's secret launch date is in March", Scope: map[string]string{"team": "t2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := db.WithScope(map[string]string{"team": "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectInMemory(t, view)
+	var added AddOutput
+	ok(t, cs, "memory_add", map[string]any{"text": "Team one's launch date is in May"}, &added)
+	m, err := db.Get(ctx, added.ID)
+	if err != nil || m.Scope["team"] != "t1" {
+		t.Fatalf("added memory scope: %+v %v", m, err)
+	}
+	var resp engram.Response
+	ok(t, cs, "memory_search", map[string]any{"query": "secret launch date March"}, &resp)
+	for _, r := range resp.Results {
+		if r.ID == other.IDs[0] {
+			t.Errorf("search leaked another scope's memory")
+		}
+	}
+	for _, tool := range []string{"memory_get", "memory_delete", "memory_favorite"} {
+		if res := call(t, cs, tool, map[string]any{"id": other.IDs[0]}); !res.IsError {
+			t.Errorf("%s on another scope's id succeeded", tool)
+		}
+	}
+	if res := call(t, cs, "memory_add", map[string]any{"text": "x", "scope": map[string]any{"team": "t2"}}); !res.IsError {
+		t.Errorf("add into another scope succeeded")
+	}
+	if _, err := db.Get(ctx, other.IDs[0]); err != nil {
+		t.Errorf("other scope's memory gone: %v", err)
+	}
+}
