@@ -256,13 +256,17 @@ func (db *DB) sync(ctx context.Context) error {
 		}
 		// The row as it is now is the truth, whatever the ops in between: read
 		// every changed id once; present means put, absent means delete.
-		seen := map[string]bool{}
+		// An id whose every change is a use keeps its index entry; only its use
+		// statistics are refreshed.
+		useOnly := map[string]bool{}
 		var ids []string
 		for _, c := range changes {
-			if !seen[c.ID] {
-				seen[c.ID] = true
+			only, seen := useOnly[c.ID]
+			if !seen {
 				ids = append(ids, c.ID)
+				only = true
 			}
+			useOnly[c.ID] = only && c.Op == store.OpUse
 		}
 		rows, err := db.st.GetMany(ctx, ids)
 		if err != nil {
@@ -271,7 +275,9 @@ func (db *DB) sync(ctx context.Context) error {
 		db.mu.Lock()
 		for _, id := range ids {
 			if m, ok := rows[id]; ok {
-				db.ix.Put(m)
+				if !useOnly[id] || !db.ix.SetUsage(m) {
+					db.ix.Put(m)
+				}
 			} else {
 				db.ix.Delete(id)
 			}

@@ -68,9 +68,9 @@ type fakeRequest struct {
 
 func tune(t testing.TB, r *remote, o opts) {
 	t.Helper()
-	r.retry.base = cmp(o.backoff, time.Millisecond)
-	r.retry.max = 4 * r.retry.base
-	r.retry.maxRetryAfter = cmp(o.retryAfterCap, MaxRetryAfter)
+	r.BaseDelay = cmp(o.backoff, time.Millisecond)
+	r.MaxDelay = 4 * r.BaseDelay
+	r.MaxRetryAfter = cmp(o.retryAfterCap, MaxRetryAfter)
 }
 
 func cmp(v, def time.Duration) time.Duration {

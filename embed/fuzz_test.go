@@ -2,10 +2,7 @@ package embed
 
 import (
 	"errors"
-	"strings"
 	"testing"
-	"time"
-	"unicode/utf8"
 )
 
 // checkDecoded is the decoders' contract: an error wraps ErrBadResponse, a
@@ -47,39 +44,5 @@ func FuzzDecodeOllama(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, n uint8) {
 		got, err := decodeOllama(body, int(n))
 		checkDecoded(t, got, err, int(n))
-	})
-}
-
-func FuzzParseRetryAfter(f *testing.F) {
-	for _, s := range []string{"", "0", "1", "120", "99999999999999999999", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "soon"} {
-		f.Add(s)
-	}
-	now := time.Date(2015, 10, 21, 7, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, s string) {
-		d, ok := parseRetryAfter(s, now)
-		if d < 0 || !ok && d != 0 {
-			t.Fatalf("parseRetryAfter(%q) = %s, %v", s, d, ok)
-		}
-		if ok && strings.Trim(strings.TrimSpace(s), "0123456789") == "" && d > MaxRetryAfter {
-			t.Fatalf("seconds not capped: %s", d)
-		}
-	})
-}
-
-// The server's message, whatever it is, ends up short, valid UTF-8, on one
-// line and without the key.
-func FuzzServerMessage(f *testing.F) {
-	f.Add([]byte(`{"error":{"message":"Incorrect API key provided: sk-abc"}}`))
-	f.Add([]byte(`{"error":"sk-abc"}`))
-	f.Add([]byte("<html>\n\xff</html>"))
-	const secret = "sk-abc"
-	f.Fuzz(func(t *testing.T, body []byte) {
-		m := cleanMessage(serverMessage(body), secret)
-		if len(m) > maxErrorMessage+len("…") || !utf8.ValidString(m) || strings.ContainsAny(m, "\n\r\t") {
-			t.Fatalf("bad message %q", m)
-		}
-		if strings.Contains(m, secret) {
-			t.Fatalf("secret in %q", m)
-		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/engram-memory/engram/internal/httpjson"
 )
 
 // DefaultOllamaURL is where a local Ollama listens by default.
@@ -48,7 +50,7 @@ func NewOllama(cfg OllamaConfig) (*Ollama, error) {
 	if strings.TrimSpace(base) == "" {
 		base = DefaultOllamaURL
 	}
-	url, err := endpoint(base, "/api/embed")
+	url, err := httpjson.Endpoint(base, "/api/embed")
 	if err != nil {
 		return nil, fmt.Errorf("ollama embedder: %w", err)
 	}
@@ -70,7 +72,7 @@ func (o *Ollama) Model() string { return "ollama:" + o.model }
 func (o *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out, err := embedBatches(ctx, texts, o.batch, o.embedBatch)
 	if err != nil {
-		return nil, fmt.Errorf("ollama embed %s via %s: %w", o.model, o.r.url, err)
+		return nil, fmt.Errorf("ollama embed %s via %s: %w", o.model, o.r.URL, err)
 	}
 	return out, nil
 }
@@ -105,7 +107,7 @@ func decodeOllama(body []byte, n int) ([][]float32, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadResponse, err)
 	}
 	if len(resp.Error) > 0 && string(resp.Error) != "null" {
-		return nil, fmt.Errorf("%w: server error: %s", ErrBadResponse, cleanMessage(serverMessage(body), ""))
+		return nil, fmt.Errorf("%w: server error: %s", ErrBadResponse, httpjson.Message(body, ""))
 	}
 	if len(resp.Embeddings) != n {
 		return nil, fmt.Errorf("%w: got %d embeddings for %d texts", ErrBadResponse, len(resp.Embeddings), n)

@@ -32,13 +32,13 @@ func TestNewOllama(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.r.url != tc.wantURL || e.Model() != "ollama:"+strings.TrimSpace(tc.cfg.Model) {
-				t.Fatalf("url %q model %q", e.r.url, e.Model())
+			if e.r.URL != tc.wantURL || e.Model() != "ollama:"+strings.TrimSpace(tc.cfg.Model) {
+				t.Fatalf("url %q model %q", e.r.URL, e.Model())
 			}
-			if e.batch != DefaultBatchSize || e.r.timeout != DefaultTimeout || e.r.retry.maxRetries != DefaultMaxRetries {
+			if e.batch != DefaultBatchSize || e.r.Timeout != DefaultTimeout || e.r.MaxRetries != DefaultMaxRetries {
 				t.Fatal("defaults not applied")
 			}
-			if e.r.apiKey != "" {
+			if e.r.APIKey != "" {
 				t.Fatal("ollama sends a key")
 			}
 		})

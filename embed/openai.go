@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/engram-memory/engram/internal/httpjson"
 )
 
 // OpenAIConfig configures an embedder for any OpenAI-compatible embeddings
@@ -49,7 +51,10 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if model == "" {
 		return nil, errors.New("openai embedder: model is required")
 	}
-	url, err := endpoint(cfg.BaseURL, "/embeddings")
+	if strings.TrimSpace(cfg.BaseURL) == "" {
+		return nil, errors.New("openai embedder: base URL is required")
+	}
+	url, err := httpjson.Endpoint(cfg.BaseURL, "/embeddings")
 	if err != nil {
 		return nil, fmt.Errorf("openai embedder: %w", err)
 	}
@@ -75,7 +80,7 @@ func (o *OpenAI) Model() string { return "openai:" + o.model }
 func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out, err := embedBatches(ctx, texts, o.batch, o.embedBatch)
 	if err != nil {
-		return nil, fmt.Errorf("openai embed %s via %s: %w", o.model, o.r.url, err)
+		return nil, fmt.Errorf("openai embed %s via %s: %w", o.model, o.r.URL, err)
 	}
 	return out, nil
 }
@@ -104,7 +109,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, batch []string) ([][]float32, e
 	if err != nil {
 		return nil, err
 	}
-	return decodeOpenAI(resp, len(batch), o.r.apiKey)
+	return decodeOpenAI(resp, len(batch), o.r.APIKey)
 }
 
 // decodeOpenAI parses an embeddings response for n inputs and returns the
@@ -116,7 +121,7 @@ func decodeOpenAI(body []byte, n int, secret string) ([][]float32, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadResponse, err)
 	}
 	if len(resp.Error) > 0 && string(resp.Error) != "null" {
-		return nil, fmt.Errorf("%w: server error: %s", ErrBadResponse, cleanMessage(serverMessage(body), secret))
+		return nil, fmt.Errorf("%w: server error: %s", ErrBadResponse, httpjson.Message(body, secret))
 	}
 	if len(resp.Data) != n {
 		return nil, fmt.Errorf("%w: got %d embeddings for %d texts", ErrBadResponse, len(resp.Data), n)

@@ -43,8 +43,8 @@ func TestNewOpenAI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.Model() != tc.wantModel || e.r.url != tc.wantURL {
-				t.Fatalf("model %q url %q", e.Model(), e.r.url)
+			if e.Model() != tc.wantModel || e.r.URL != tc.wantURL {
+				t.Fatalf("model %q url %q", e.Model(), e.r.URL)
 			}
 		})
 	}
@@ -55,12 +55,12 @@ func TestNewOpenAIDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.batch != DefaultBatchSize || e.r.timeout != DefaultTimeout || e.r.retry.maxRetries != DefaultMaxRetries {
-		t.Fatalf("defaults not applied: batch %d timeout %s retries %d", e.batch, e.r.timeout, e.r.retry.maxRetries)
+	if e.batch != DefaultBatchSize || e.r.Timeout != DefaultTimeout || e.r.MaxRetries != DefaultMaxRetries {
+		t.Fatalf("defaults not applied: batch %d timeout %s retries %d", e.batch, e.r.Timeout, e.r.MaxRetries)
 	}
 	e, _ = NewOpenAI(OpenAIConfig{BaseURL: "http://h/v1", Model: "m", MaxRetries: -1})
-	if e.r.retry.maxRetries != 0 {
-		t.Fatalf("negative MaxRetries gave %d retries", e.r.retry.maxRetries)
+	if e.r.MaxRetries != 0 {
+		t.Fatalf("negative MaxRetries gave %d retries", e.r.MaxRetries)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engram-memory/engram/internal/httpjson"
 )
 
 func TestProviderBatching(t *testing.T) {
@@ -281,7 +283,7 @@ func TestProviderTimeout(t *testing.T) {
 				if took := time.Since(start); took > 2*time.Second {
 					t.Fatalf("took %s despite a 50ms timeout", took)
 				}
-				if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 50ms") {
+				if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within 50ms") {
 					t.Fatalf("error %v, want a named timeout", err)
 				}
 				if srv.count() != tc.wantReqs {
@@ -342,7 +344,7 @@ func TestProviderLongErrorTruncated(t *testing.T) {
 			if !errors.As(err, &he) {
 				t.Fatalf("error %v", err)
 			}
-			if len(he.Message) > maxErrorMessage+len("…") || !strings.HasSuffix(he.Message, "…") || strings.Contains(he.Message, "\n") {
+			if len(he.Message) > httpjson.MaxMessageBytes+len("…") || !strings.HasSuffix(he.Message, "…") || strings.Contains(he.Message, "\n") {
 				t.Fatalf("message not cleaned (%d bytes): %q", len(he.Message), he.Message)
 			}
 			if len(err.Error()) > 1000 {

@@ -10,10 +10,22 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/engram-memory/engram/internal/httpjson"
 )
+
+// Request defaults.
+const (
+	DefaultTimeout    = 60 * time.Second // per attempt; completions are slow
+	DefaultMaxRetries = 2                // attempts after the first
+)
+
+// StatusError is a non-2xx answer from the provider. Message is the server's
+// explanation, shortened, with the API key removed; Temporary reports a 429
+// or a 5xx other than 501.
+type StatusError = httpjson.StatusError
 
 // ErrEmptyCompletion is returned where a non-empty answer was needed and the
 // model gave none.
@@ -41,20 +53,12 @@ type Config struct {
 
 // String describes the configuration without the API key.
 func (c Config) String() string {
-	key := ""
-	if c.APIKey != "" {
-		key = " key=[redacted]"
-	}
-	return fmt.Sprintf("llm.Config{url=%s model=%s%s}", c.BaseURL, c.Model, key)
+	return httpjson.Describe("llm.Config", c.BaseURL, c.Model, c.APIKey)
 }
 
 // LogValue keeps the API key out of structured logs.
 func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("url", c.BaseURL),
-		slog.String("model", c.Model),
-		slog.Bool("api_key_set", c.APIKey != ""),
-	)
+	return httpjson.LogValue(c.BaseURL, c.Model, c.APIKey)
 }
 
 // Client sends chat completion requests. It is safe for concurrent use.
@@ -62,12 +66,12 @@ type Client struct {
 	model       string
 	temperature float64
 	maxTokens   int
-	p           poster
+	p           *httpjson.Client
 }
 
 // New checks cfg and returns a client for it.
 func New(cfg Config) (*Client, error) {
-	endpoint, err := endpointURL(cfg.BaseURL, "/chat/completions")
+	endpoint, err := httpjson.Endpoint(cfg.BaseURL, "/chat/completions")
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}
@@ -79,31 +83,13 @@ func New(cfg Config) (*Client, error) {
 	case cfg.MaxTokens < 0:
 		return nil, fmt.Errorf("llm: negative max tokens %d", cfg.MaxTokens)
 	}
+	timeout, retries := httpjson.OrDefault(cfg.Timeout, DefaultTimeout, cfg.MaxRetries, DefaultMaxRetries)
 	return &Client{
 		model:       cfg.Model,
 		temperature: cfg.Temperature,
 		maxTokens:   cfg.MaxTokens,
-		p:           newPoster(endpoint, cfg.APIKey, cfg.Timeout, cfg.MaxRetries),
+		p:           &httpjson.Client{URL: endpoint, APIKey: cfg.APIKey, Timeout: timeout, MaxRetries: retries},
 	}, nil
-}
-
-// endpointURL joins an http(s) base URL and a path, checking the base.
-func endpointURL(base, path string) (string, error) {
-	base = strings.TrimRight(strings.TrimSpace(base), "/")
-	if base == "" {
-		return "", errors.New("no base URL")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", fmt.Errorf("base URL: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("base URL %q: scheme must be http or https", u.Redacted())
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("base URL %q: no host", u.Redacted())
-	}
-	return base + path, nil
 }
 
 // Model returns the model name given in Config.
@@ -149,13 +135,13 @@ func (c *Client) Complete(ctx context.Context, system, user string) (string, err
 	if err != nil {
 		return "", fmt.Errorf("llm: encode request: %w", err)
 	}
-	data, err := c.p.post(ctx, body)
+	data, err := c.p.Post(ctx, body)
 	if err != nil {
 		return "", fmt.Errorf("llm: %s: %w", c.model, err)
 	}
 	content, err := parseChat(data)
 	if err != nil {
-		return "", fmt.Errorf("llm: %s: %w", c.model, redactErr(err, c.p.apiKey))
+		return "", fmt.Errorf("llm: %s: %w", c.model, httpjson.RedactError(err, c.p.APIKey))
 	}
 	return content, nil
 }
@@ -164,13 +150,13 @@ func (c *Client) Complete(ctx context.Context, system, user string) (string, err
 func parseChat(data []byte) (string, error) {
 	var r chatResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return "", fmt.Errorf("answer is not a chat completion (%s): %w", preview(data), err)
+		return "", fmt.Errorf("answer is not a chat completion (%s): %w", httpjson.Preview(data), err)
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return "", fmt.Errorf("answer carries an error: %s", errorMessage(string(data)))
+		return "", fmt.Errorf("answer carries an error: %s", httpjson.Message(data, ""))
 	}
 	if len(r.Choices) == 0 {
-		return "", fmt.Errorf("answer has no choices (%s)", preview(data))
+		return "", fmt.Errorf("answer has no choices (%s)", httpjson.Preview(data))
 	}
 	return decodeContent(r.Choices[0].Message.Content)
 }
@@ -199,26 +185,4 @@ func decodeContent(raw json.RawMessage) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// preview is the start of a body, for error messages.
-func preview(data []byte) string {
-	const n = 120
-	s := strings.Join(strings.Fields(string(data)), " ")
-	if s == "" {
-		return "empty body"
-	}
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
-
-// redactErr rewrites err's text without key. The original is dropped, not
-// wrapped, so that no unwrapping can bring the key back.
-func redactErr(err error, key string) error {
-	if key == "" || !strings.Contains(err.Error(), key) {
-		return err
-	}
-	return errors.New(redact(err.Error(), key))
 }

@@ -67,7 +67,7 @@ func testClient(tb testing.TB, s *chatServer, edit func(*Config)) *Client {
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
-	c.p.baseDelay, c.p.maxDelay = time.Millisecond, 5*time.Millisecond
+	c.p.BaseDelay, c.p.MaxDelay = time.Millisecond, 5*time.Millisecond
 	return c
 }
 
@@ -289,7 +289,7 @@ func TestCompleteCancel(t *testing.T) {
 	t.Run("during backoff", func(t *testing.T) {
 		s := newChatServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { http.Error(w, "busy", 503) })
 		c := testClient(t, s, nil)
-		c.p.baseDelay, c.p.maxDelay = 10*time.Second, 10*time.Second
+		c.p.BaseDelay, c.p.MaxDelay = 10*time.Second, 10*time.Second
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(50*time.Millisecond, cancel)
 		start := time.Now()
@@ -311,36 +311,6 @@ func TestConfigHidesKey(t *testing.T) {
 		if strings.Contains(s, testKey) {
 			t.Errorf("key shown in %q", s)
 		}
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want time.Duration
-	}{
-		{"empty", "", 0},
-		{"seconds", "3", 3 * time.Second},
-		{"negative", "-3", 0},
-		{"junk", "soon", 0},
-		{"past date", "Mon, 02 Jan 2006 15:04:05 GMT", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.in); got != tt.want {
-				t.Errorf("retryAfter(%q) = %v, want %v", tt.in, got, tt.want)
-			}
-		})
-	}
-	p := poster{baseDelay: 100 * time.Millisecond, maxDelay: time.Second}
-	for attempt := range 40 {
-		if d := p.delay(attempt, 0); d < 0 || d > time.Second {
-			t.Fatalf("delay(%d) = %v, outside [0, 1s]", attempt, d)
-		}
-	}
-	if d := p.delay(0, time.Hour); d != time.Second {
-		t.Errorf("Retry-After not capped: %v", d)
 	}
 }
 

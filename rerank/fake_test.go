@@ -62,7 +62,7 @@ func testHTTP(tb testing.TB, s *fakeServer, edit func(*HTTPConfig)) *HTTP {
 	if err != nil {
 		tb.Fatalf("NewHTTP: %v", err)
 	}
-	h.p.baseDelay, h.p.maxDelay = time.Millisecond, 5*time.Millisecond
+	h.p.BaseDelay, h.p.MaxDelay = time.Millisecond, 5*time.Millisecond
 	return h
 }
 

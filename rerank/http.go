@@ -8,11 +8,23 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/engram-memory/engram/internal/httpjson"
 )
+
+// Request defaults.
+const (
+	DefaultTimeout    = 30 * time.Second // per attempt
+	DefaultMaxRetries = 2                // attempts after the first
+)
+
+// StatusError is a non-2xx answer from the provider. Message is the server's
+// explanation, shortened, with the API key removed; Temporary reports a 429
+// or a 5xx other than 501.
+type StatusError = httpjson.StatusError
 
 // HTTPConfig says where and how to reach a rerank endpoint.
 type HTTPConfig struct {
@@ -32,20 +44,12 @@ type HTTPConfig struct {
 
 // String describes the configuration without the API key.
 func (c HTTPConfig) String() string {
-	key := ""
-	if c.APIKey != "" {
-		key = " key=[redacted]"
-	}
-	return fmt.Sprintf("rerank.HTTPConfig{url=%s model=%s%s}", c.BaseURL, c.Model, key)
+	return httpjson.Describe("rerank.HTTPConfig", c.BaseURL, c.Model, c.APIKey)
 }
 
 // LogValue keeps the API key out of structured logs.
 func (c HTTPConfig) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("url", c.BaseURL),
-		slog.String("model", c.Model),
-		slog.Bool("api_key_set", c.APIKey != ""),
-	)
+	return httpjson.LogValue(c.BaseURL, c.Model, c.APIKey)
 }
 
 // HTTP is a cross-encoder behind a /rerank endpoint. It speaks the common
@@ -55,39 +59,24 @@ func (c HTTPConfig) LogValue() slog.Value {
 // It is safe for concurrent use.
 type HTTP struct {
 	model string
-	p     poster
+	p     *httpjson.Client
 	tei   atomic.Bool
 }
 
 // NewHTTP checks cfg and returns a reranker for it.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
-	endpoint, err := endpointURL(cfg.BaseURL, "/rerank")
+	endpoint, err := httpjson.Endpoint(cfg.BaseURL, "/rerank")
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("rerank: no model named")
 	}
-	return &HTTP{model: cfg.Model, p: newPoster(endpoint, cfg.APIKey, cfg.Timeout, cfg.MaxRetries)}, nil
-}
-
-// endpointURL joins an http(s) base URL and a path, checking the base.
-func endpointURL(base, path string) (string, error) {
-	base = strings.TrimRight(strings.TrimSpace(base), "/")
-	if base == "" {
-		return "", errors.New("no base URL")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", fmt.Errorf("base URL: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("base URL %q: scheme must be http or https", u.Redacted())
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("base URL %q: no host", u.Redacted())
-	}
-	return base + path, nil
+	timeout, retries := httpjson.OrDefault(cfg.Timeout, DefaultTimeout, cfg.MaxRetries, DefaultMaxRetries)
+	return &HTTP{
+		model: cfg.Model,
+		p:     &httpjson.Client{URL: endpoint, APIKey: cfg.APIKey, Timeout: timeout, MaxRetries: retries},
+	}, nil
 }
 
 // Name returns "http:" and the model.
@@ -123,7 +112,7 @@ func (h *HTTP) Rerank(ctx context.Context, query string, docs []string, topN int
 		scores, err = order(scores, len(docs), n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rerank: %s: %w", h.Name(), redactErr(err, h.p.apiKey))
+		return nil, fmt.Errorf("rerank: %s: %w", h.Name(), httpjson.RedactError(err, h.p.APIKey, ErrInvalidResponse))
 	}
 	return scores, nil
 }
@@ -140,7 +129,7 @@ func (h *HTTP) send(ctx context.Context, query string, docs []string, n int) ([]
 		if err != nil {
 			return nil, fmt.Errorf("encode request: %w", err)
 		}
-		data, err := h.p.post(ctx, body)
+		data, err := h.p.Post(ctx, body)
 		var se *StatusError
 		if !tei && errors.As(err, &se) && wantsTexts(se) {
 			tei = true
@@ -190,12 +179,12 @@ func parseResults(data []byte) ([]Score, error) {
 		case obj.Data != nil:
 			items = *obj.Data
 		case len(obj.Error) > 0 && string(obj.Error) != "null":
-			return nil, fmt.Errorf("%w: answer carries an error: %s", ErrInvalidResponse, errorMessage(string(trimmed)))
+			return nil, fmt.Errorf("%w: answer carries an error: %s", ErrInvalidResponse, httpjson.Message(trimmed, ""))
 		default:
-			return nil, fmt.Errorf("%w: answer has no \"results\" list (%s)", ErrInvalidResponse, preview(trimmed))
+			return nil, fmt.Errorf("%w: answer has no \"results\" list (%s)", ErrInvalidResponse, httpjson.Preview(trimmed))
 		}
 	default:
-		return nil, fmt.Errorf("%w: answer is not JSON (%s)", ErrInvalidResponse, preview(trimmed))
+		return nil, fmt.Errorf("%w: answer is not JSON (%s)", ErrInvalidResponse, httpjson.Preview(trimmed))
 	}
 	scores := make([]Score, len(items))
 	for i, it := range items {
@@ -223,40 +212,5 @@ func malformed(data []byte, err error) error {
 			return fmt.Errorf("%w: answer holds a non-finite score (%s), which is not JSON: %w", ErrInvalidResponse, tok, err)
 		}
 	}
-	return fmt.Errorf("%w: malformed JSON (%s): %w", ErrInvalidResponse, preview(data), err)
+	return fmt.Errorf("%w: malformed JSON (%s): %w", ErrInvalidResponse, httpjson.Preview(data), err)
 }
-
-// preview is the start of a body, for error messages.
-func preview(data []byte) string {
-	const n = 120
-	s := strings.Join(strings.Fields(string(data)), " ")
-	if s == "" {
-		return "empty body"
-	}
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
-
-// redactErr rewrites err's text without key. The original is dropped, not
-// wrapped, so no unwrapping can bring the key back; ErrInvalidResponse stays
-// visible to errors.Is.
-func redactErr(err error, key string) error {
-	if key == "" || !strings.Contains(err.Error(), key) {
-		return err
-	}
-	r := &redactedError{msg: redact(err.Error(), key)}
-	if errors.Is(err, ErrInvalidResponse) {
-		r.kind = ErrInvalidResponse
-	}
-	return r
-}
-
-type redactedError struct {
-	msg  string
-	kind error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.kind }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/engram-memory/engram/internal/httpjson"
 	"github.com/engram-memory/engram/llm"
 )
 
@@ -126,7 +127,7 @@ func parseJudgement(answer string) ([]Score, error) {
 	if cutOff {
 		hint = "; its JSON is cut off, so the model may need a larger max tokens"
 	}
-	return nil, fmt.Errorf("%w: no JSON list of {index, score} in the model's answer (%s)%s", ErrInvalidResponse, preview([]byte(answer)), hint)
+	return nil, fmt.Errorf("%w: no JSON list of {index, score} in the model's answer (%s)%s", ErrInvalidResponse, httpjson.Preview([]byte(answer)), hint)
 }
 
 // judgementScores decodes raw as a list of score objects, or an object with
@@ -185,7 +186,7 @@ func field(item map[string]json.RawMessage, keys ...string) (float64, error) {
 				return f, nil
 			}
 		}
-		return 0, fmt.Errorf("%q is %s, not a number", k, preview(raw))
+		return 0, fmt.Errorf("%q is %s, not a number", k, httpjson.Preview(raw))
 	}
 	return 0, fmt.Errorf("no %q", keys[0])
 }

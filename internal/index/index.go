@@ -133,6 +133,21 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 	}
 }
 
+// SetUsage refreshes the use statistics (uses, demand) of an indexed memory
+// from m, the same memory as stored now, without re-indexing it. It reports
+// false when the memory is not indexed. The old memory is copied, never
+// changed, so readers holding it are unaffected.
+func (ix *Index) SetUsage(m *memory.Memory) bool {
+	doc, ok := ix.byID[m.ID]
+	if !ok {
+		return false
+	}
+	updated := *ix.docs[doc]
+	updated.Uses, updated.Demand, updated.DemandAt = m.Uses, m.Demand, m.DemandAt
+	ix.docs[doc] = &updated
+	return true
+}
+
 // Delete removes the memory with id, if present.
 func (ix *Index) Delete(id string) {
 	doc, ok := ix.byID[id]

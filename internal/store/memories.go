@@ -18,6 +18,9 @@ import (
 const (
 	OpPut    = "put"
 	OpDelete = "delete"
+	// OpUse changes only a memory's use statistics (uses, demand): readers
+	// may update those in place of re-indexing the memory.
+	OpUse = "use"
 )
 
 // Change is one entry of the change log: memory id was written or deleted.
@@ -216,7 +219,7 @@ func (s *Store) RecordUse(ctx context.Context, ids []string, now time.Time) erro
 				demand+1, now.UnixNano(), id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpPut); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpUse); err != nil {
 				return err
 			}
 		}
