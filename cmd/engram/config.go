@@ -81,6 +81,9 @@ func optionsFromEnv() (engram.Options, error) {
 		}
 		o.Reranker = rerank.NewLLM(o.LLM)
 	case os.Getenv("ENGRAM_RERANK_URL") != "":
+		if os.Getenv("ENGRAM_RERANK_MODEL") == "" {
+			return o, usagef("ENGRAM_RERANK_URL needs ENGRAM_RERANK_MODEL (the model the /rerank endpoint serves)")
+		}
 		r, err := rerank.NewHTTP(rerank.HTTPConfig{BaseURL: os.Getenv("ENGRAM_RERANK_URL"),
 			Model: os.Getenv("ENGRAM_RERANK_MODEL"), APIKey: os.Getenv("ENGRAM_RERANK_API_KEY")})
 		if err != nil {

@@ -7,9 +7,13 @@ import (
 	"strings"
 )
 
-// palette is Tableau 10: distinct, colour-blind tolerant, readable on white.
+// palette is Tableau 10 (distinct, colour-blind tolerant, readable on white)
+// followed by darker shades of the same hues, so that a weight sweep with
+// variants (up to 20 series) repeats no colour.
 var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+	"#2b4c6f", "#b35c00", "#9e2a2b", "#3f7f7a", "#2f6b2a",
+	"#a68a1f", "#7a4b72", "#c2566b", "#5e4535", "#6e6761"}
 
 // SVG chart geometry, in pixels.
 const (

@@ -1,0 +1,100 @@
+package memory
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestParseScope(t *testing.T) {
+	cases := []struct {
+		name  string
+		parts []string
+		want  map[string]string
+		err   bool
+	}{
+		{"none", nil, nil, false},
+		{"one", []string{"team=t1"}, map[string]string{"team": "t1"}, false},
+		{"joined and repeated", []string{"team=t1,user=u7", "project=p"}, map[string]string{"team": "t1", "user": "u7", "project": "p"}, false},
+		{"spaces trimmed", []string{" team = t1 "}, map[string]string{"team": "t1"}, false},
+		{"same value twice", []string{"team=t1", "team=t1"}, map[string]string{"team": "t1"}, false},
+		{"conflict", []string{"team=t1", "team=t2"}, nil, true},
+		{"no equals", []string{"team"}, nil, true},
+		{"empty key", []string{"=t1"}, nil, true},
+		{"empty value", []string{"team="}, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseScope(c.parts...)
+			if (err != nil) != c.err {
+				t.Fatalf("err = %v, want error %v", err, c.err)
+			}
+			if err != nil && !errors.Is(err, ErrInvalid) {
+				t.Fatalf("err %v is not ErrInvalid", err)
+			}
+			if !c.err && !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	if s := FormatScope(map[string]string{"user": "u7", "team": "t1"}); s != "team=t1,user=u7" {
+		t.Fatalf("FormatScope = %q", s)
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	cases := []struct {
+		name string
+		m    Memory
+		err  bool
+		want Memory
+	}{
+		{"defaults", Memory{Text: "x", Tags: []string{" b", "a", "b", ""}}, false, Memory{Text: "x", Type: DefaultType, Tags: []string{"a", "b"}}},
+		{"empty text", Memory{Text: "  "}, true, Memory{}},
+		{"metadata array", Memory{Text: "x", Metadata: []byte(`[1]`)}, true, Memory{}},
+		{"metadata object", Memory{Text: "x", Metadata: []byte(`{"a":1}`)}, false, Memory{Text: "x", Type: DefaultType, Metadata: []byte(`{"a":1}`)}},
+		{"bad scope", Memory{Text: "x", Scope: map[string]string{"a,b": "c"}}, true, Memory{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.m
+			err := m.Normalize()
+			if (err != nil) != c.err {
+				t.Fatalf("err = %v, want error %v", err, c.err)
+			}
+			if !c.err && !reflect.DeepEqual(m, c.want) {
+				t.Fatalf("got %+v, want %+v", m, c.want)
+			}
+		})
+	}
+}
+
+func TestDemandDecay(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := Memory{Demand: 4, DemandAt: &at}
+	cases := []struct {
+		after time.Duration
+		want  float64
+	}{{0, 4}, {DemandHalfLife, 2}, {2 * DemandHalfLife, 1}, {-time.Hour, 4}}
+	for _, c := range cases {
+		if got := m.DemandNow(at.Add(c.after)); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("after %v: demand %v, want %v", c.after, got, c.want)
+		}
+	}
+	if (&Memory{}).DemandNow(at) != 0 {
+		t.Error("a memory never used has demand")
+	}
+}
+
+func TestEmbedTextAndHash(t *testing.T) {
+	a := Memory{Name: "n", Text: "t"}
+	b := Memory{Name: "n", Description: " ", Text: "t"}
+	if a.EmbedText() != "n\nt" || a.ComputeHash() != b.ComputeHash() {
+		t.Fatalf("EmbedText %q, hashes %s %s", a.EmbedText(), a.ComputeHash(), b.ComputeHash())
+	}
+	if a.ComputeHash() == (&Memory{Text: "n t"}).ComputeHash() {
+		t.Fatal("different texts share a hash")
+	}
+}
