@@ -59,14 +59,18 @@ func TestSearchStagesFromCLI(t *testing.T) {
 		mustCLI(t, db, "", "add", text)
 	}
 	type response struct {
-		Stages    []string           `json:"stages"`
+		Stages    []string `json:"stages"`
 		Degraded  []struct{ Stage string }
 		TimingsMS map[string]float64 `json:"timings_ms"`
 		Fusion    struct{ Method string }
 		Results   []struct {
 			Explain struct {
-				Rerank *struct{ PreRank int `json:"pre_rank"` }
-				MMR    *struct{ PreRank int `json:"pre_rank"` }
+				Rerank *struct {
+					PreRank int `json:"pre_rank"`
+				}
+				MMR *struct {
+					PreRank int `json:"pre_rank"`
+				}
 			}
 		}
 	}
