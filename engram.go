@@ -79,6 +79,13 @@ type Options struct {
 	StageTimeout time.Duration
 	// Logger receives debug information; nil is silent.
 	Logger *slog.Logger
+	// NoSnapshot neither reads nor writes the index snapshot (PATH+".idx"):
+	// every Open rebuilds the index from the database.
+	NoSnapshot bool
+	// SnapshotMinMemories is the store size from which a full rebuild writes
+	// a snapshot at the end of Open: 0 means DefaultSnapshotMinMemories, a
+	// negative value never writes one (an existing one is still read).
+	SnapshotMinMemories int
 }
 
 // DB is an open Engram store: the file plus the in-memory indexes that mirror it.
@@ -138,10 +145,15 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		st.Close()
 		return nil, fmt.Errorf("%w: %d field weights given, want %d (name, description, text)", ErrInvalid, len(opts.FieldWeights), index.NumFields)
 	}
-	db.ix = index.New(tokenize.New(tok), p)
-	if err := db.load(ctx); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("load %s: %w", path, err)
+	tokenizer := tokenize.New(tok)
+	db.ix = index.New(tokenizer, p)
+	loaded := !opts.NoSnapshot && db.loadSnapshot(ctx, tokenizer)
+	loadedSeq := db.seq
+	if !loaded {
+		if err := db.load(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
 	}
 	if err := db.sync(ctx); err != nil {
 		st.Close()
@@ -151,6 +163,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		st.Close()
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
+	db.maybeWriteSnapshot(ctx, loaded, loadedSeq)
 	return db, nil
 }
 
@@ -186,31 +199,41 @@ func (db *DB) load(ctx context.Context) error {
 }
 
 // loadRows reads every row into the index: one goroutine scans SQLite, the
-// others tokenize, and the caller (holding the write lock) inserts.
+// others tokenize, and the caller (holding the write lock) inserts, in scan
+// (id) order, so that a store loads into the same document numbers every
+// time and ties between equal scores break the same way.
 func (db *DB) loadRows(ctx context.Context) error {
 	const batch = 512
+	type batchOf[T any] struct {
+		seq   int
+		items []T
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	raw := make(chan []*memory.Memory, 4)
-	analyzed := make(chan []index.Analyzed, 4)
+	raw := make(chan batchOf[*memory.Memory], 4)
+	analyzed := make(chan batchOf[index.Analyzed], 4)
 	scanErr := make(chan error, 1)
 	go func() {
 		defer close(raw)
 		var buf []*memory.Memory
+		seq := 0
+		send := func() error {
+			select {
+			case raw <- batchOf[*memory.Memory]{seq, buf}:
+				seq, buf = seq+1, nil
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		err := db.st.Scan(ctx, func(m *memory.Memory) error {
-			buf = append(buf, m)
-			if len(buf) == batch {
-				select {
-				case raw <- buf:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				buf = nil
+			if buf = append(buf, m); len(buf) == batch {
+				return send()
 			}
 			return nil
 		})
 		if err == nil && len(buf) > 0 {
-			raw <- buf
+			err = send()
 		}
 		scanErr <- err
 	}()
@@ -219,19 +242,26 @@ func (db *DB) loadRows(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ms := range raw {
-				out := make([]index.Analyzed, len(ms))
-				for i, m := range ms {
+			for b := range raw {
+				out := make([]index.Analyzed, len(b.items))
+				for i, m := range b.items {
 					out[i] = db.ix.Analyze(m)
 				}
-				analyzed <- out
+				analyzed <- batchOf[index.Analyzed]{b.seq, out}
 			}
 		}()
 	}
 	go func() { wg.Wait(); close(analyzed) }()
-	for as := range analyzed {
-		for _, a := range as {
-			db.ix.PutAnalyzed(a)
+	pending := map[int][]index.Analyzed{}
+	next := 0
+	for b := range analyzed {
+		pending[b.seq] = b.items
+		for as, ok := pending[next]; ok; as, ok = pending[next] {
+			for _, a := range as {
+				db.ix.PutAnalyzed(a)
+			}
+			delete(pending, next)
+			next++
 		}
 	}
 	return <-scanErr

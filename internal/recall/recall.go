@@ -212,10 +212,15 @@ func (r *run) queryVector(ctx context.Context) []float32 {
 	}
 	others := s.Index.Models()
 	s.Lock.RUnlock()
-	for other, n := range others {
+	names := make([]string, 0, len(others))
+	for other := range others {
 		if other != model {
-			r.degrade("vector", fmt.Errorf("%d memories embedded with model %s were not compared with the query's model %s (run engram reindex)", n, other, model))
+			names = append(names, other)
 		}
+	}
+	sort.Strings(names) // a stable response
+	for _, other := range names {
+		r.degrade("vector", fmt.Errorf("%d memories embedded with model %s were not compared with the query's model %s (run engram reindex)", others[other], other, model))
 	}
 	if stored == 0 {
 		r.degrade("vector", fmt.Errorf("no memory has a vector from model %s yet (run engram reindex)", model))

@@ -1,9 +1,12 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/internal/bm25"
@@ -42,6 +45,7 @@ func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit, pool 
 		for i, h := range bmHits {
 			hits[i] = fusion.Hit{ID: ix.Doc(h.Doc).ID, Score: h.Score}
 		}
+		byScoreThenID(hits)
 		legs = append(legs, fusion.Leg{Name: "bm25", Weight: wb, Hits: hits})
 		weights["bm25"] = wb
 	}
@@ -53,6 +57,7 @@ func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit, pool 
 		for i, h := range vecHits {
 			hits[i] = fusion.Hit{ID: ix.Doc(h.Doc).ID, Score: float64(h.Cosine)}
 		}
+		byScoreThenID(hits)
 		legs = append(legs, fusion.Leg{Name: "vector", Weight: wv, Hits: hits})
 		weights["vector"] = wv
 	}
@@ -262,4 +267,16 @@ func (r *run) finish(cands []*candidate) {
 func round(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
+}
+
+// byScoreThenID orders a leg's hits by score, breaking ties by id (the legs
+// break them by document number, which depends on insertion history), so a
+// leg's ranks, and so fusion, do not depend on how the index was built.
+func byScoreThenID(hits []fusion.Hit) {
+	slices.SortStableFunc(hits, func(a, b fusion.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }

@@ -1,0 +1,266 @@
+package binenc
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"unsafe"
+)
+
+// Reader decodes what a Writer wrote. It knows the input's size, so a corrupt
+// length never makes it allocate more than the remaining input could hold;
+// after the first error every call returns zero values and Err reports it. It
+// never panics on any input.
+type Reader struct {
+	r    *bufio.Reader
+	err  error
+	crc  uint32
+	left int64 // bytes before the trailer not yet read
+	buf  [8]byte
+}
+
+// NewReader returns a Reader of size bytes from r: the payload followed by the
+// TrailerSize-byte trailer Finish wrote.
+func NewReader(r io.Reader, size int64) *Reader {
+	rd := &Reader{r: bufio.NewReaderSize(r, 1<<20), left: size - TrailerSize}
+	if rd.left < 0 {
+		rd.err = fmt.Errorf("%w: %d bytes is shorter than the trailer", ErrCorrupt, size)
+	}
+	return rd
+}
+
+// Err returns the first error met, or nil.
+func (r *Reader) Err() error { return r.err }
+
+// Remaining returns the payload bytes not yet read.
+func (r *Reader) Remaining() int64 { return r.left }
+
+// SetErr records err as the Reader's error unless it already has one, so a
+// decoder can stop on a value it finds invalid.
+func (r *Reader) SetErr(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// Corruptf records a formatted ErrCorrupt.
+func (r *Reader) Corruptf(format string, args ...any) {
+	r.SetErr(fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...)))
+}
+
+// raw fills p from the payload, checksummed.
+func (r *Reader) raw(p []byte) bool {
+	if r.err != nil {
+		return false
+	}
+	if int64(len(p)) > r.left {
+		r.Corruptf("needs %d bytes, %d left", len(p), r.left)
+		return false
+	}
+	if _, err := io.ReadFull(r.r, p); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = fmt.Errorf("%w: input ends early: %v", ErrCorrupt, err)
+		}
+		r.err = err
+		return false
+	}
+	r.left -= int64(len(p))
+	r.crc = crc32.Update(r.crc, castagnoli, p)
+	return true
+}
+
+// Uint32 reads 4 bytes.
+func (r *Reader) Uint32() uint32 {
+	if !r.raw(r.buf[:4]) {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(r.buf[:4])
+}
+
+// Uint64 reads 8 bytes.
+func (r *Reader) Uint64() uint64 {
+	if !r.raw(r.buf[:8]) {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(r.buf[:8])
+}
+
+// Int64 reads 8 bytes.
+func (r *Reader) Int64() int64 { return int64(r.Uint64()) }
+
+// Bool reads what Writer.Bool wrote; anything but 0 or 1 is corrupt.
+func (r *Reader) Bool() bool {
+	switch r.Uint32() {
+	case 0:
+		return false
+	case 1:
+		return true
+	default:
+		r.Corruptf("bad boolean")
+		return false
+	}
+}
+
+// Float32 reads 4 bytes of IEEE bits.
+func (r *Reader) Float32() float32 { return math.Float32frombits(r.Uint32()) }
+
+// Float64 reads 8 bytes of IEEE bits.
+func (r *Reader) Float64() float64 { return math.Float64frombits(r.Uint64()) }
+
+// Count reads a length prefix for elements of at least size bytes each and
+// returns it, or 0 with ErrCorrupt if that many could not fit in the rest of
+// the input. Decoders use it before allocating for a count they wrote with
+// Uint64.
+func (r *Reader) Count(size int) int {
+	n := r.Uint64()
+	if r.err != nil {
+		return 0
+	}
+	if size < 1 {
+		size = 1
+	}
+	if n > uint64(r.left)/uint64(size) {
+		r.Corruptf("length %d of %d-byte items exceeds the %d bytes left", n, size, r.left)
+		return 0
+	}
+	return int(n)
+}
+
+// String reads a length-prefixed string.
+func (r *Reader) String() string {
+	n := r.Count(1)
+	if n == 0 {
+		return ""
+	}
+	b := make([]byte, n)
+	if !r.raw(b) {
+		return ""
+	}
+	return unsafe.String(&b[0], n)
+}
+
+// Bytes reads a length-prefixed byte slice; an empty one reads as nil.
+func (r *Reader) Bytes() []byte {
+	n := r.Count(1)
+	if n == 0 {
+		return nil
+	}
+	b := make([]byte, n)
+	if !r.raw(b) {
+		return nil
+	}
+	return b
+}
+
+// Strings reads a count then that many strings.
+func (r *Reader) Strings() []string {
+	n := r.Count(8) // each string has at least its 8-byte length
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.String()
+	}
+	if r.err != nil {
+		return nil
+	}
+	return out
+}
+
+// Uint32s reads a count then the values; an empty slice reads as nil.
+func (r *Reader) Uint32s() []uint32 {
+	n := r.Count(4)
+	if n == 0 {
+		return nil
+	}
+	s := make([]uint32, n)
+	if !r.raw(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*n)) {
+		return nil
+	}
+	if !littleEndian {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*n)
+		for i := range s {
+			s[i] = binary.LittleEndian.Uint32(b[4*i:])
+		}
+	}
+	return s
+}
+
+// Uint64s reads a count then the values; an empty slice reads as nil.
+func (r *Reader) Uint64s() []uint64 {
+	n := r.Count(8)
+	if n == 0 {
+		return nil
+	}
+	s := make([]uint64, n)
+	if !r.raw(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 8*n)) {
+		return nil
+	}
+	if !littleEndian {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 8*n)
+		for i := range s {
+			s[i] = binary.LittleEndian.Uint64(b[8*i:])
+		}
+	}
+	return s
+}
+
+// Int8s reads a count then the values; an empty slice reads as nil.
+func (r *Reader) Int8s() []int8 {
+	n := r.Count(1)
+	if n == 0 {
+		return nil
+	}
+	s := make([]int8, n)
+	if !r.raw(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), n)) {
+		return nil
+	}
+	return s
+}
+
+// Float32s reads a count then the values; an empty slice reads as nil.
+func (r *Reader) Float32s() []float32 {
+	u := r.Uint32s()
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&u[0])), len(u))
+}
+
+// Float64s reads a count then the values; an empty slice reads as nil.
+func (r *Reader) Float64s() []float64 {
+	u := r.Uint64s()
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&u[0])), len(u))
+}
+
+// Verify reads the trailer once the whole payload has been read and checks it
+// against the CRC-32C of the payload. It fails with ErrCorrupt on a mismatch
+// or on unread payload, and returns the Reader's error.
+func (r *Reader) Verify() error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.left != 0 {
+		r.Corruptf("%d bytes of payload left unread", r.left)
+		return r.err
+	}
+	if _, err := io.ReadFull(r.r, r.buf[:4]); err != nil {
+		r.Corruptf("trailer: %v", err)
+		return r.err
+	}
+	if got := binary.LittleEndian.Uint32(r.buf[:4]); got != r.crc {
+		r.Corruptf("checksum %08x, want %08x", got, r.crc)
+		return r.err
+	}
+	if n, _ := r.r.Read(r.buf[:1]); n != 0 {
+		r.Corruptf("data after the trailer")
+	}
+	return r.err
+}

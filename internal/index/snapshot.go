@@ -1,0 +1,303 @@
+package index
+
+// Snapshots: the whole index — every memory, the BM25 index and one vector
+// index per model — written to and read back from a binenc stream. Document
+// numbers, free slots and posting order are kept exactly, so a loaded index
+// answers every search as the written one did; the id map, creation times and
+// filter postings are rebuilt from the memories (cheap), and everything read
+// is checked for consistency before it is used.
+
+import (
+	"slices"
+	"time"
+
+	"github.com/engram-memory/engram/internal/binenc"
+	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/tokenize"
+	"github.com/engram-memory/engram/internal/vector"
+	"github.com/engram-memory/engram/memory"
+)
+
+// snapshotVersion changes whenever the layout below (or a nested one) does.
+const snapshotVersion = 1
+
+// Memory flags: which optional fields are set.
+const (
+	flagFavorite = 1 << iota
+	flagDemandAt
+	flagMetadata  // Metadata non-nil
+	flagScope     // Scope non-nil
+	flagTags      // Tags non-nil
+	flagEmbedding // Embedding non-nil
+	flagVector    // Embedding.Vector non-nil (a vector the index could not use)
+)
+
+// WriteSnapshot writes the index to w. The caller holds at least a read lock.
+func (ix *Index) WriteSnapshot(w *binenc.Writer) {
+	w.Uint32(snapshotVersion)
+	o := ix.tok.Options()
+	w.Bool(o.Stem)
+	w.Bool(o.Stopwords)
+	w.Uint64(uint64(len(ix.docs)))
+	w.Uint32s(ix.free)
+	for _, m := range ix.docs {
+		w.Bool(m != nil)
+		if m != nil {
+			writeMemory(w, m)
+		}
+	}
+	ix.bm.WriteSnapshot(w)
+	models := make([]string, 0, len(ix.vecs))
+	for model := range ix.vecs {
+		models = append(models, model)
+	}
+	slices.Sort(models)
+	w.Uint64(uint64(len(models)))
+	for _, model := range models {
+		w.String(model)
+		ix.vecs[model].WriteSnapshot(w)
+	}
+}
+
+// ReadSnapshot reads an index written by WriteSnapshot, for tokenizer tok and
+// BM25 parameters p, which must equal those it was written with. Any
+// inconsistency is an error (also recorded in r).
+func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params) (*Index, error) {
+	ix := New(tok, p)
+	if v := r.Uint32(); r.Err() == nil && v != snapshotVersion {
+		r.Corruptf("index snapshot version %d, want %d", v, snapshotVersion)
+	}
+	o := tok.Options()
+	if stem, stop := r.Bool(), r.Bool(); r.Err() == nil && (stem != o.Stem || stop != o.Stopwords) {
+		r.Corruptf("index snapshot tokenizer (stem %t, stopwords %t) differs from (stem %t, stopwords %t)", stem, stop, o.Stem, o.Stopwords)
+	}
+	n := r.Count(4) // each slot has at least its 4-byte presence flag
+	ix.free = r.Uint32s()
+	ix.docs = make([]*memory.Memory, n)
+	ix.created = make([]int64, n)
+	for doc := range ix.docs {
+		if r.Err() != nil {
+			return nil, r.Err()
+		}
+		if !r.Bool() {
+			continue
+		}
+		m := readMemory(r)
+		if r.Err() != nil {
+			return nil, r.Err()
+		}
+		if _, dup := ix.byID[m.ID]; dup || m.ID == "" {
+			r.Corruptf("index snapshot: bad or repeated id %q", m.ID)
+			return nil, r.Err()
+		}
+		ix.byID[m.ID] = uint32(doc)
+		ix.docs[doc] = m
+		ix.created[doc] = m.CreatedAt.UnixNano()
+		post(ix.types, m.Type, uint32(doc))
+		post(ix.scenes, m.Scene, uint32(doc))
+		post(ix.sources, m.Source, uint32(doc))
+		for k, v := range m.Scope {
+			post(ix.scope, k+"="+v, uint32(doc))
+		}
+		for _, t := range m.Tags {
+			post(ix.tags, t, uint32(doc))
+		}
+	}
+	if err := ix.checkFree(r); err != nil {
+		return nil, err
+	}
+	if err := ix.bm.ReadSnapshot(r); err != nil {
+		return nil, err
+	}
+	if ix.bm.Len() != len(ix.byID) {
+		r.Corruptf("index snapshot: %d memories but %d in BM25", len(ix.byID), ix.bm.Len())
+		return nil, r.Err()
+	}
+	for _, doc := range ix.byID {
+		if !ix.bm.Has(doc) {
+			r.Corruptf("index snapshot: memory %d missing from BM25", doc)
+			return nil, r.Err()
+		}
+	}
+	models := r.Count(8)
+	for range models {
+		model := r.String()
+		vi, err := vector.ReadSnapshot(r)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := ix.vecs[model]; dup {
+			r.Corruptf("index snapshot: model %q twice", model)
+			return nil, r.Err()
+		}
+		for doc := range vi.Docs() {
+			m := ix.docAt(doc)
+			if m == nil || m.Embedding == nil || m.Embedding.Model != model || m.Embedding.Dim != vi.Dim() {
+				r.Corruptf("index snapshot: vector of model %q for document %d that has none", model, doc)
+				return nil, r.Err()
+			}
+		}
+		ix.vecs[model] = vi
+	}
+	if r.Err() != nil {
+		return nil, r.Err()
+	}
+	return ix, nil
+}
+
+// checkFree verifies that the free list names exactly the empty slots.
+func (ix *Index) checkFree(r *binenc.Reader) error {
+	seen := make(map[uint32]bool, len(ix.free))
+	for _, doc := range ix.free {
+		if int(doc) >= len(ix.docs) || ix.docs[doc] != nil || seen[doc] {
+			r.Corruptf("index snapshot: bad free slot %d", doc)
+			return r.Err()
+		}
+		seen[doc] = true
+	}
+	if len(ix.free)+len(ix.byID) != len(ix.docs) {
+		r.Corruptf("index snapshot: %d slots, %d memories, %d free", len(ix.docs), len(ix.byID), len(ix.free))
+		return r.Err()
+	}
+	return r.Err()
+}
+
+// docAt is Doc with a range check.
+func (ix *Index) docAt(doc uint32) *memory.Memory {
+	if int(doc) >= len(ix.docs) {
+		return nil
+	}
+	return ix.docs[doc]
+}
+
+func writeMemory(w *binenc.Writer, m *memory.Memory) {
+	var flags uint32
+	if m.Favorite {
+		flags |= flagFavorite
+	}
+	if m.DemandAt != nil {
+		flags |= flagDemandAt
+	}
+	if m.Metadata != nil {
+		flags |= flagMetadata
+	}
+	if m.Scope != nil {
+		flags |= flagScope
+	}
+	if m.Tags != nil {
+		flags |= flagTags
+	}
+	if m.Embedding != nil {
+		flags |= flagEmbedding
+		if m.Embedding.Vector != nil {
+			flags |= flagVector
+		}
+	}
+	w.Uint32(flags)
+	w.String(m.ID)
+	w.String(m.Name)
+	w.String(m.Description)
+	w.String(m.Text)
+	w.String(m.Type)
+	w.String(m.Scene)
+	w.String(m.Source)
+	w.String(m.ContentHash)
+	w.Bytes(m.Metadata)
+	keys := make([]string, 0, len(m.Scope))
+	for k := range m.Scope {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.Uint64(uint64(len(keys)))
+	for _, k := range keys {
+		w.String(k)
+		w.String(m.Scope[k])
+	}
+	w.Strings(m.Tags)
+	writeTime(w, m.CreatedAt)
+	writeTime(w, m.UpdatedAt)
+	w.Int64(m.Uses)
+	w.Float64(m.Demand)
+	if m.DemandAt != nil {
+		writeTime(w, *m.DemandAt)
+	}
+	if e := m.Embedding; e != nil {
+		w.String(e.Model)
+		w.Uint64(uint64(e.Dim))
+		if e.Vector != nil {
+			w.Float32s(e.Vector)
+		}
+	}
+}
+
+func readMemory(r *binenc.Reader) *memory.Memory {
+	flags := r.Uint32()
+	if r.Err() == nil && flags >= flagVector<<1 {
+		r.Corruptf("memory flags %#x", flags)
+	}
+	m := &memory.Memory{
+		ID: r.String(), Name: r.String(), Description: r.String(), Text: r.String(),
+		Type: r.String(), Scene: r.String(), Source: r.String(), ContentHash: r.String(),
+	}
+	if meta := r.Bytes(); flags&flagMetadata != 0 {
+		m.Metadata = nonNil(meta)
+	}
+	if n := r.Count(16); flags&flagScope != 0 {
+		m.Scope = make(map[string]string, n)
+		for range n {
+			k := r.String()
+			m.Scope[k] = r.String()
+		}
+	} else if n != 0 {
+		r.Corruptf("memory %s: scope entries without a scope", m.ID)
+	}
+	if tags := r.Strings(); flags&flagTags != 0 {
+		m.Tags = nonNil(tags)
+	}
+	m.Favorite = flags&flagFavorite != 0
+	m.CreatedAt = readTime(r)
+	m.UpdatedAt = readTime(r)
+	m.Uses = r.Int64()
+	m.Demand = r.Float64()
+	if flags&flagDemandAt != 0 {
+		t := readTime(r)
+		m.DemandAt = &t
+	}
+	if flags&flagEmbedding != 0 {
+		e := &memory.Embedding{Model: r.String()}
+		dim := r.Uint64()
+		if dim > 1<<20 {
+			r.Corruptf("memory %s: embedding dimension %d", m.ID, dim)
+		}
+		e.Dim = int(dim)
+		if flags&flagVector != 0 {
+			e.Vector = nonNil(r.Float32s())
+		}
+		m.Embedding = e
+	}
+	return m
+}
+
+// Times are stored as Unix seconds and nanoseconds (any instant, the zero
+// time included) and read back in UTC, as the store reads them.
+func writeTime(w *binenc.Writer, t time.Time) {
+	w.Int64(t.Unix())
+	w.Uint32(uint32(t.Nanosecond()))
+}
+
+func readTime(r *binenc.Reader) time.Time {
+	sec, nsec := r.Int64(), r.Uint32()
+	if r.Err() == nil && nsec >= 1e9 {
+		r.Corruptf("time with %d nanoseconds", nsec)
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// nonNil returns s, or an empty non-nil slice for nil, since the decoder reads
+// empty slices as nil and the memory distinguishes the two.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

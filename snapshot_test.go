@@ -1,0 +1,327 @@
+package engram
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/engram-memory/engram/internal/tokenize"
+)
+
+// logBuf collects a DB's debug log so tests can see whether a snapshot was used.
+type logBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+var snapWords = strings.Fields("deploy cache mysql user token rollback kafka schema index vector query latency " +
+	"backup restore theme dark preference meeting budget invoice python golang rust release bug crash memory")
+
+func snapMemory(r *rand.Rand, i int) *Memory {
+	text := make([]string, 4+r.Intn(8))
+	for j := range text {
+		text[j] = snapWords[r.Intn(len(snapWords))]
+	}
+	m := &Memory{
+		Name: fmt.Sprintf("note %d", i), Text: strings.Join(text, " "),
+		Type: []string{"fact", "note", "event"}[r.Intn(3)], Scene: []string{"", "work", "home"}[r.Intn(3)],
+		Scope: map[string]string{"team": []string{"t1", "t2"}[r.Intn(2)]}, Tags: []string{[]string{"a", "b", "c"}[r.Intn(3)]},
+	}
+	return m
+}
+
+// openSnap opens path with a small snapshot threshold and a debug log.
+func openSnap(t testing.TB, path string, opts Options) (*DB, *logBuf) {
+	t.Helper()
+	lb := &logBuf{}
+	opts.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.SnapshotMinMemories == 0 {
+		opts.SnapshotMinMemories = 100
+	}
+	db, err := Open(context.Background(), path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, lb
+}
+
+// snapStore makes a store of n memories, and a snapshot of it.
+func snapStore(t testing.TB, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db, _ := openSnap(t, path, Options{})
+	r := rand.New(rand.NewSource(1))
+	var mems []*Memory
+	for i := range n {
+		mems = append(mems, snapMemory(r, i))
+	}
+	if _, err := db.Add(context.Background(), mems...); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, lb := openSnap(t, path, Options{}) // rebuilds, then writes the snapshot
+	db.Close()
+	if !strings.Contains(lb.String(), "index snapshot written") {
+		t.Fatalf("no snapshot written:\n%s", lb)
+	}
+	return path
+}
+
+// answers runs a fixed set of random searches and returns them as JSON,
+// timings left out.
+func answers(t testing.TB, db *DB) []string {
+	t.Helper()
+	r := rand.New(rand.NewSource(42))
+	var out []string
+	for i := range 90 {
+		q := Query{Query: snapWords[r.Intn(len(snapWords))] + " " + snapWords[r.Intn(len(snapWords))],
+			Mode: []string{"bm25", "vector", "hybrid"}[i%3], Limit: 5 + r.Intn(10), NoRecord: true}
+		switch r.Intn(4) {
+		case 1:
+			q.Scope = map[string]string{"team": "t2"}
+		case 2:
+			q.Type, q.Tags = "fact", []string{"b"}
+		case 3:
+			q.Scene = "work"
+		}
+		resp, err := db.Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.TimingsMS = nil
+		b, _ := json.Marshal(resp)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// sameAnswers compares responses exactly, except that the order among
+// results of equal leg score may differ: the legs break ties by document
+// number, which depends on the order memories entered the index (after a
+// replay, and even between two rebuilds, whose tokenizing goroutines finish
+// batches in any order).
+// Scores must be equal rank by rank, and every result present in both must
+// be equal in every field but its leg ranks.
+func sameAnswers(t testing.TB, got, want []string, tiesMayDiffer bool) {
+	t.Helper()
+	for i := range want {
+		if got[i] == want[i] {
+			continue
+		}
+		if !tiesMayDiffer || !equalModuloTies(got[i], want[i]) {
+			t.Fatalf("query %d differs:\nsnapshot %s\nrebuilt  %s", i, got[i], want[i])
+		}
+	}
+}
+
+func equalModuloTies(a, b string) bool {
+	var ra, rb Response
+	if json.Unmarshal([]byte(a), &ra) != nil || json.Unmarshal([]byte(b), &rb) != nil || len(ra.Results) != len(rb.Results) {
+		return false
+	}
+	strip := func(r Result) string {
+		if e := r.Explain; e != nil {
+			if e.BM25 != nil {
+				e.BM25.Rank = 0
+			}
+			if e.Vector != nil {
+				e.Vector.Rank = 0
+			}
+		}
+		out, _ := json.Marshal(r)
+		return string(out)
+	}
+	byID := map[string]string{}
+	for i, r := range rb.Results {
+		if r.Score != ra.Results[i].Score {
+			return false
+		}
+		byID[r.ID] = strip(r)
+	}
+	for _, r := range ra.Results {
+		if s, ok := byID[r.ID]; ok && s != strip(r) {
+			return false
+		}
+	}
+	ra.Results, rb.Results = nil, nil
+	x, _ := json.Marshal(ra)
+	y, _ := json.Marshal(rb)
+	return bytes.Equal(x, y)
+}
+
+func TestSnapshotEquivalence(t *testing.T) {
+	ctx := context.Background()
+	path := snapStore(t, 600)
+	// Straight after the snapshot, the answers are those of a rebuild.
+	first, lb0 := openSnap(t, path, Options{SnapshotMinMemories: -1})
+	if !strings.Contains(lb0.String(), "index snapshot loaded") {
+		t.Fatalf("snapshot not loaded:\n%s", lb0)
+	}
+	base, _ := openSnap(t, path, Options{NoSnapshot: true})
+	sameAnswers(t, answers(t, first), answers(t, base), true)
+	first.Close()
+	base.Close()
+
+	// Another handle changes the store after the snapshot.
+	other, _ := openSnap(t, path, Options{NoSnapshot: true})
+	r := rand.New(rand.NewSource(3))
+	var fresh []*Memory
+	for i := range 40 {
+		fresh = append(fresh, snapMemory(r, 1000+i))
+	}
+	if _, err := other.Add(ctx, fresh...); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	other.ix.Each(nil, func(m *Memory) bool { ids = append(ids, m.ID); return len(ids) < 90 })
+	for i, id := range ids {
+		var err error
+		switch i % 3 {
+		case 0:
+			_, err = other.Delete(ctx, id)
+		case 1:
+			text := "rollback kafka deploy " + id
+			_, err = other.Update(ctx, id, Patch{Text: &text, Scope: &map[string]string{"team": "t2"}})
+		default:
+			_, err = other.Favorite(ctx, id, true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	snap, lb := openSnap(t, path, Options{SnapshotMinMemories: -1})
+	if !strings.Contains(lb.String(), "index snapshot loaded") {
+		t.Fatalf("snapshot not loaded:\n%s", lb)
+	}
+	rebuilt, _ := openSnap(t, path, Options{NoSnapshot: true})
+	if snap.Count() != rebuilt.Count() {
+		t.Fatalf("count %d, rebuilt %d", snap.Count(), rebuilt.Count())
+	}
+	sameAnswers(t, answers(t, snap), answers(t, rebuilt), true)
+}
+
+func TestSnapshotRewrittenAfterLongReplay(t *testing.T) {
+	defer func(v int) { snapshotReplayFloor = v }(snapshotReplayFloor)
+	snapshotReplayFloor = 10
+	path := snapStore(t, 300)
+	other, _ := openSnap(t, path, Options{NoSnapshot: true})
+	r := rand.New(rand.NewSource(4))
+	for i := range 40 { // more than 10% of 300
+		if _, err := other.Add(context.Background(), snapMemory(r, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, lb := openSnap(t, path, Options{})
+	if log := lb.String(); !strings.Contains(log, "index snapshot loaded") || !strings.Contains(log, "index snapshot written") {
+		t.Fatalf("want a load then a rewrite:\n%s", log)
+	}
+	_, lb = openSnap(t, path, Options{})
+	if log := lb.String(); !strings.Contains(log, "index snapshot loaded") || strings.Contains(log, "index snapshot written") {
+		t.Fatalf("want a load and no rewrite:\n%s", log)
+	}
+}
+
+func TestSnapshotNeverTrusted(t *testing.T) {
+	ctx := context.Background()
+	noStem := tokenize.DefaultOptions()
+	noStem.Stem = false
+	cases := []struct {
+		name   string
+		spoil  func(t *testing.T, path string, db *DB)
+		opts   Options
+		reason string
+	}{
+		{"truncated", func(t *testing.T, path string, _ *DB) {
+			fi, _ := os.Stat(SnapshotPath(path))
+			if err := os.Truncate(SnapshotPath(path), fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}, Options{}, "corrupt"},
+		{"flipped byte", func(t *testing.T, path string, _ *DB) {
+			b, _ := os.ReadFile(SnapshotPath(path))
+			b[len(b)*2/3] ^= 0x10
+			os.WriteFile(SnapshotPath(path), b, 0o644)
+		}, Options{}, "checksum"},
+		{"wrong token", func(t *testing.T, path string, db *DB) {
+			// As if the database were restored from a copy that recorded an
+			// earlier snapshot.
+			db.st.SetSetting(ctx, snapshotSetting, `{"token":"00112233445566778899aabbccddeeff","seq":1}`)
+		}, Options{}, "token"},
+		{"no record", func(t *testing.T, path string, db *DB) {
+			db.st.SetSetting(ctx, snapshotSetting, "")
+		}, Options{}, ""},
+		{"seq ahead", func(t *testing.T, path string, db *DB) {
+			raw, _, _ := db.st.Setting(ctx, snapshotSetting)
+			var s snapshotStamp
+			json.Unmarshal([]byte(raw), &s)
+			s.Seq += 1000
+			b, _ := json.Marshal(s)
+			db.st.SetSetting(ctx, snapshotSetting, string(b))
+		}, Options{}, "ahead"},
+		{"other tokenizer", func(*testing.T, string, *DB) {}, Options{Tokenizer: &noStem}, "tokenizer"},
+		{"other bm25", func(*testing.T, string, *DB) {}, Options{K1: 2}, "BM25"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := snapStore(t, 200)
+			handle, _ := openSnap(t, path, Options{NoSnapshot: true})
+			c.spoil(t, path, handle)
+			handle.Close()
+			opts := c.opts
+			opts.SnapshotMinMemories = -1
+			db, lb := openSnap(t, path, opts)
+			log := lb.String()
+			if strings.Contains(log, "index snapshot loaded") || !strings.Contains(log, c.reason) {
+				t.Fatalf("want a rebuild (%q):\n%s", c.reason, log)
+			}
+			ref := c.opts
+			ref.NoSnapshot = true
+			rebuilt, _ := openSnap(t, path, ref)
+			if db.Count() != 200 {
+				t.Fatalf("count %d, want 200", db.Count())
+			}
+			sameAnswers(t, answers(t, db), answers(t, rebuilt), true)
+		})
+	}
+}
+
+func TestNoSnapshotOption(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "n.db")
+	db, _ := openSnap(t, path, Options{NoSnapshot: true})
+	r := rand.New(rand.NewSource(1))
+	for i := range 150 {
+		if _, err := db.Add(context.Background(), snapMemory(r, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	for _, opts := range []Options{{NoSnapshot: true}, {SnapshotMinMemories: -1}, {SnapshotMinMemories: 1000}} {
+		db, _ = openSnap(t, path, opts)
+		db.Close()
+		if _, err := os.Stat(SnapshotPath(path)); !os.IsNotExist(err) {
+			t.Fatalf("options %+v wrote a snapshot (%v)", opts, err)
+		}
+	}
+}
