@@ -148,25 +148,12 @@ func (db *DB) calibrationSearcher(ctx context.Context, mems []*memory.Memory, ed
 			todo = append(todo, e)
 		}
 	}
-	const batch = 256
-	for start := 0; start < len(todo); start += batch {
-		part := todo[start:min(start+batch, len(todo))]
-		texts := make([]string, len(part))
-		for i, m := range part {
-			texts[i] = m.EmbedText()
-		}
-		vecs, err := emb.Embed(ctx, texts)
-		if err == nil && len(vecs) != len(texts) {
-			err = fmt.Errorf("returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: embedder %s: %w", model, err)
-		}
-		for i, m := range part {
-			if vecs[i] != nil {
-				m.Embedding = &memory.Embedding{Model: model, Dim: len(vecs[i]), Vector: vecs[i]}
-			}
-		}
+	err := batches(todo, func(_ int, batch []*memory.Memory) error {
+		_, err := embedBatch(ctx, emb, batch, 0)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: embedder %s: %w", model, err)
 	}
 	ix := index.New(db.ix.Tokenizer(), db.bm25Params())
 	for _, m := range mems {

@@ -34,49 +34,43 @@ func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total
 	}
 	model := db.embedder.Model()
 	res.Model = model
-	type item struct{ id, hash, text string }
-	var todo []item
+	// Copies carrying what the embedder and SetEmbeddings need: the indexed
+	// memories themselves are never modified.
+	var todo []*memory.Memory
 	db.mu.RLock()
 	db.ix.Each(nil, func(m *memory.Memory) bool {
 		res.Checked++
 		if force || m.Embedding == nil || m.Embedding.Model != model {
-			todo = append(todo, item{m.ID, m.ContentHash, m.EmbedText()})
+			todo = append(todo, &memory.Memory{ID: m.ID, Name: m.Name, Description: m.Description, Text: m.Text, ContentHash: m.ContentHash})
 		}
 		return true
 	})
 	db.mu.RUnlock()
-	sort.Slice(todo, func(i, j int) bool { return todo[i].id < todo[j].id })
-	const batch = 256
-	for start := 0; start < len(todo); start += batch {
-		part := todo[start:min(start+batch, len(todo))]
-		texts := make([]string, len(part))
-		for i, it := range part {
-			texts[i] = it.text
+	sort.Slice(todo, func(i, j int) bool { return todo[i].ID < todo[j].ID })
+	err := batches(todo, func(start int, batch []*memory.Memory) error {
+		if _, err := embedBatch(ctx, db.embedder, batch, 0); err != nil {
+			return fmt.Errorf("reindex with %s after %d of %d: %w", model, start, len(todo), err)
 		}
-		vecs, err := db.embedder.Embed(ctx, texts)
-		if err == nil && len(vecs) != len(texts) {
-			err = fmt.Errorf("returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		if err != nil {
-			return res, fmt.Errorf("reindex with %s after %d of %d: %w", model, start, len(todo), err)
-		}
-		ups := make([]store.EmbeddingUpdate, 0, len(part))
-		for i, it := range part {
-			if vecs[i] == nil {
+		ups := make([]store.EmbeddingUpdate, 0, len(batch))
+		for _, m := range batch {
+			if m.Embedding == nil {
 				res.NoVector++
 				continue
 			}
-			ups = append(ups, store.EmbeddingUpdate{ID: it.id, Hash: it.hash,
-				Embedding: &memory.Embedding{Model: model, Dim: len(vecs[i]), Vector: vecs[i]}})
+			ups = append(ups, store.EmbeddingUpdate{ID: m.ID, Hash: m.ContentHash, Embedding: m.Embedding})
 		}
 		n, err := db.st.SetEmbeddings(ctx, ups)
 		if err != nil {
-			return res, fmt.Errorf("reindex: %w", err)
+			return fmt.Errorf("reindex: %w", err)
 		}
 		res.Embedded += n
 		if progress != nil {
-			progress(start+len(part), len(todo))
+			progress(start+len(batch), len(todo))
 		}
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
 	return res, db.sync(ctx)
 }

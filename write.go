@@ -136,32 +136,17 @@ func (db *DB) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded
 			todo = append(todo, m)
 		}
 	}
-	const batch = 256
-	for start := 0; start < len(todo); start += batch {
-		part := todo[start:min(start+batch, len(todo))]
-		texts := make([]string, len(part))
-		for i, m := range part {
-			texts[i] = m.EmbedText()
-		}
-		timeout := db.opts.WriteEmbedTimeout
-		if timeout <= 0 {
-			timeout = DefaultWriteEmbedTimeout
-		}
-		ectx, cancel := context.WithTimeout(ctx, timeout)
-		vecs, err := db.embedder.Embed(ectx, texts)
-		cancel()
-		if err == nil && len(vecs) != len(texts) {
-			err = fmt.Errorf("returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		if err != nil {
-			return embedded, fmt.Sprintf("embedder %s: %v; stored without vectors, run engram reindex later", model, err)
-		}
-		for i, m := range part {
-			if vecs[i] != nil {
-				m.Embedding = &memory.Embedding{Model: model, Dim: len(vecs[i]), Vector: vecs[i]}
-				embedded++
-			}
-		}
+	timeout := db.opts.WriteEmbedTimeout
+	if timeout <= 0 {
+		timeout = DefaultWriteEmbedTimeout
+	}
+	err := batches(todo, func(_ int, batch []*memory.Memory) error {
+		n, err := embedBatch(ctx, db.embedder, batch, timeout)
+		embedded += n
+		return err
+	})
+	if err != nil {
+		return embedded, fmt.Sprintf("embedder %s: %v; stored without vectors, run engram reindex later", model, err)
 	}
 	return embedded, ""
 }

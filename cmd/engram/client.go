@@ -17,21 +17,9 @@ import (
 )
 
 // store is what the data commands use: the local *engram.DB, or, with
-// ENGRAM_URL set, a client of an engram server with the same behaviour.
-type store interface {
-	Add(ctx context.Context, mems ...*engram.Memory) (engram.AddResult, error)
-	Get(ctx context.Context, id string) (*engram.Memory, error)
-	Update(ctx context.Context, id string, p engram.Patch) (*engram.Memory, error)
-	Delete(ctx context.Context, ids ...string) (int, error)
-	Favorite(ctx context.Context, id string, on bool) (*engram.Memory, error)
-	Touch(ctx context.Context, ids ...string) error
-	Search(ctx context.Context, q engram.Query) (*engram.Response, error)
-	Brief(ctx context.Context, opt engram.BriefOptions) (*engram.Brief, error)
-	Inject(ctx context.Context, prompt string, opt engram.InjectOptions) (*engram.Injection, error)
-	Import(ctx context.Context, r io.Reader, opt engram.ImportOptions) (engram.ImportResult, error)
-	Export(ctx context.Context, w io.Writer) error
-	Stats(ctx context.Context) (engram.Stats, error)
-}
+// ENGRAM_URL set, a client of an engram server with the same behaviour. It is
+// the method set the server itself acts on.
+type store = httpapi.Backend
 
 var (
 	_ store = (*engram.DB)(nil)

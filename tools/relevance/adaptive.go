@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"text/tabwriter"
 
@@ -24,15 +23,7 @@ func identifierHeavy(q string) bool { return identifier.MatchString(q) }
 // runAdaptive measures query-adaptive weights: identifier-heavy queries get
 // vector weight 0, the others weight w, against one weight w for all.
 func runAdaptive(ctx context.Context, w io.Writer, data string) error {
-	lc, err := eval.LoadLoCoMo(filepath.Join(data, "locomo", "locomo-dev.json"), eval.DefaultLoCoMoOptions())
-	if err != nil {
-		return err
-	}
-	sf, err := eval.LoadBEIR(filepath.Join(data, "scifact"), "test")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "engram-adaptive-")
+	lc, sf, tmp, err := loadBoth(data, "engram-adaptive-")
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/engram-memory/engram"
@@ -19,15 +18,7 @@ import (
 // labels (each pseudo-query method) with the best weight of a sweep scored on
 // the real labels (nDCG@10 on SciFact, R@5-any on each LoCoMo conversation).
 func runCalibrate(ctx context.Context, w io.Writer, data string, samples int) error {
-	lc, err := eval.LoadLoCoMo(filepath.Join(data, "locomo", "locomo-dev.json"), eval.DefaultLoCoMoOptions())
-	if err != nil {
-		return err
-	}
-	sf, err := eval.LoadBEIR(filepath.Join(data, "scifact"), "test")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "engram-calibrate-")
+	lc, sf, tmp, err := loadBoth(data, "engram-calibrate-")
 	if err != nil {
 		return err
 	}

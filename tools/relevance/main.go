@@ -64,15 +64,7 @@ func parseBars(s string) ([]float64, error) {
 }
 
 func run(ctx context.Context, w io.Writer, data string, pool int, bars []float64, share float64, all bool) error {
-	lc, err := eval.LoadLoCoMo(filepath.Join(data, "locomo", "locomo-dev.json"), eval.DefaultLoCoMoOptions())
-	if err != nil {
-		return err
-	}
-	sf, err := eval.LoadBEIR(filepath.Join(data, "scifact"), "test")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "engram-relevance-")
+	lc, sf, tmp, err := loadBoth(data, "engram-relevance-")
 	if err != nil {
 		return err
 	}
@@ -197,4 +189,17 @@ func writeVariants(w io.Writer, byKind map[string][]*sample, share float64) {
 			100*measure(answerable, v, bar).Empty, a.Metric-a0.Metric, s.Metric-s0.Metric)
 	}
 	tw.Flush()
+}
+
+// loadBoth loads LoCoMo dev (turn level) and SciFact from data and makes a
+// temporary directory for the stores (the caller removes it).
+func loadBoth(data, tmpPrefix string) (lc, sf *eval.Dataset, tmp string, err error) {
+	if lc, err = eval.LoadLoCoMo(filepath.Join(data, "locomo", "locomo-dev.json"), eval.DefaultLoCoMoOptions()); err != nil {
+		return nil, nil, "", err
+	}
+	if sf, err = eval.LoadBEIR(filepath.Join(data, "scifact"), "test"); err != nil {
+		return nil, nil, "", err
+	}
+	tmp, err = os.MkdirTemp("", tmpPrefix)
+	return lc, sf, tmp, err
 }
