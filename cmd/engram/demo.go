@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -172,7 +173,8 @@ func explainShort(e *memory.Explain) string {
 		s += "bm25 —         "
 	}
 	if e.Vector != nil {
-		s += fmt.Sprintf("vector #%d (cos %.2f)  ", e.Vector.Rank, e.Vector.Cosine)
+		// Rounded first, and +0 turns a rounded -0 into 0: no "-0.00".
+		s += fmt.Sprintf("vector #%d (cos %.2f)  ", e.Vector.Rank, math.Round(e.Vector.Cosine*100)/100+0)
 	} else {
 		s += "vector —              "
 	}
