@@ -94,7 +94,7 @@ hook input's cwd for Claude Code), e.g. --cwd-scope project.`,
 }
 
 // hookRun is one hook's work: read the input, write the output.
-type hookRun func(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error
+type hookRun func(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error
 
 // hookCommand builds a hook subcommand that never fails the host.
 func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Command {
@@ -116,7 +116,7 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 			defer cancel()
 			in, err := readInput(ctx, e.stdin)
 			if err == nil {
-				err = e.withDB(ctx, func(db *engram.DB) error { return run(ctx, e, db, f, in) })
+				err = e.withStore(ctx, func(db store) error { return run(ctx, e, db, f, in) })
 			}
 			if err != nil {
 				hookFail(e, err)
@@ -253,7 +253,7 @@ func writeClaude(w io.Writer, event, context string) error {
 	return err
 }
 
-func runSessionStart(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error {
+func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
 	ci, err := readClaude(in, eventSessionStart)
 	if err != nil {
 		return err
@@ -272,7 +272,7 @@ func runSessionStart(ctx context.Context, e *env, db *engram.DB, f *hookFlags, i
 	return writeClaude(e.stdout, eventSessionStart, briefHeader+b.Text)
 }
 
-func runUserPrompt(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error {
+func runUserPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
 	ci, err := readClaude(in, eventUserPromptSubmit)
 	if err != nil {
 		return err
@@ -284,7 +284,7 @@ func runUserPrompt(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in 
 	return writeClaude(e.stdout, eventUserPromptSubmit, injectHeader+text)
 }
 
-func runPlainPrompt(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in []byte) error {
+func runPlainPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
 	text, err := inject(ctx, db, f, string(in), "")
 	if err != nil || text == "" {
 		return err
@@ -294,7 +294,7 @@ func runPlainPrompt(ctx context.Context, e *env, db *engram.DB, f *hookFlags, in
 }
 
 // inject recalls for a prompt; a blank prompt (a bare command) injects nothing.
-func inject(ctx context.Context, db *engram.DB, f *hookFlags, prompt, cwd string) (string, error) {
+func inject(ctx context.Context, db store, f *hookFlags, prompt, cwd string) (string, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return "", nil
 	}

@@ -190,3 +190,31 @@ func TestHookStdinNeverClosed(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
+
+// TestHooksThroughServer: with ENGRAM_URL set, the hooks ask the running
+// server (no store to load per prompt) and print what the local path prints
+// on an identical store.
+func TestHooksThroughServer(t *testing.T) {
+	t.Setenv("ENGRAM_API_KEYS", "")
+	for _, tc := range []struct {
+		input string
+		args  []string
+	}{
+		{"session-start.json", []string{"hook", "claude-code", "session-start"}},
+		{"user-prompt-submit.json", []string{"hook", "claude-code", "user-prompt-submit"}},
+	} {
+		in := readHookInput(t, tc.input)
+		local, errs, code := engramRun(t, in, append([]string{"--db", deliveryStore(t)}, tc.args...)...)
+		if code != 0 || errs != "" || local == "" {
+			t.Fatalf("local %v: exit %d, stderr %q, stdout %q", tc.args, code, errs, local)
+		}
+		srv := startServe(t, deliveryStore(t))
+		remote, errs, code := clientCLI(t, srv.url, "", in, tc.args...)
+		if code != 0 || errs != "" {
+			t.Fatalf("via server %v: exit %d, stderr %q", tc.args, code, errs)
+		}
+		if remote != local {
+			t.Fatalf("%v differs:\nserver: %s\nlocal:  %s", tc.args, remote, local)
+		}
+	}
+}
