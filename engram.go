@@ -99,10 +99,16 @@ type DB struct {
 	mu  sync.RWMutex // guards ix and seq
 	ix  *index.Index
 	seq int64 // last change-log entry applied to ix
+	// snapSeq is the change-log entry of the index snapshot this process
+	// loaded or wrote, or -1 when none is in effect.
+	snapSeq int64
 
 	storeWeights map[string]float64 // calibrated vector weights by model, from settings
 
 	syncMu sync.Mutex // one catch-up at a time
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Open opens or creates the store at path and loads its indexes.
@@ -147,9 +153,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	tokenizer := tokenize.New(tok)
 	db.ix = index.New(tokenizer, p)
+	db.snapSeq = -1
 	loaded := !opts.NoSnapshot && db.loadSnapshot(ctx, tokenizer)
-	loadedSeq := db.seq
-	if !loaded {
+	if loaded {
+		db.snapSeq = db.seq
+	} else {
 		if err := db.load(ctx); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("load %s: %w", path, err)
@@ -163,12 +171,20 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		st.Close()
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	db.maybeWriteSnapshot(ctx, loaded, loadedSeq)
+	db.maybeWriteSnapshot(ctx)
 	return db, nil
 }
 
-// Close closes the file.
-func (db *DB) Close() error { return db.st.Close() }
+// Close closes the file. A large store whose index snapshot is missing or
+// far behind gets a new one first (see SnapshotMinMemories), so that the next
+// process opens it quickly: after a big import, for example.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		db.maybeWriteSnapshot(context.Background())
+		db.closeErr = db.st.Close()
+	})
+	return db.closeErr
+}
 
 // Path is the store's file.
 func (db *DB) Path() string { return db.st.Path() }

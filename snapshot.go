@@ -189,11 +189,13 @@ func headerMismatch(h, want snapshotHeader) error {
 	return nil
 }
 
-// maybeWriteSnapshot writes a snapshot at the end of Open when it pays: after
-// a full rebuild of a large store, or after a snapshot load that had to
-// replay many changes. Failure is logged, never returned: the snapshot is
+// maybeWriteSnapshot writes a snapshot when it pays: a store of
+// SnapshotMinMemories or more that has none in effect (a full rebuild at
+// Open, or a store that grew past the size since), or one whose snapshot is
+// more than max(10% of the memories, snapshotReplayFloor) changes behind.
+// Open and Close call it. Failure is logged, never returned: the snapshot is
 // only an accelerator.
-func (db *DB) maybeWriteSnapshot(ctx context.Context, loaded bool, loadedSeq int64) {
+func (db *DB) maybeWriteSnapshot(ctx context.Context) {
 	min := db.opts.SnapshotMinMemories
 	if db.opts.NoSnapshot || min < 0 {
 		return
@@ -202,11 +204,11 @@ func (db *DB) maybeWriteSnapshot(ctx context.Context, loaded bool, loadedSeq int
 		min = DefaultSnapshotMinMemories
 	}
 	db.mu.RLock()
-	n, seq := db.ix.Len(), db.seq
+	n, seq, snap := db.ix.Len(), db.seq, db.snapSeq
 	db.mu.RUnlock()
-	if loaded {
+	if snap >= 0 {
 		// Sequence numbers may skip, so this counts changes at most once each.
-		if replayed := seq - loadedSeq; replayed <= int64(max(n/10, snapshotReplayFloor)) {
+		if behind := seq - snap; behind <= int64(max(n/10, snapshotReplayFloor)) {
 			return
 		}
 	} else if n < min {
@@ -279,6 +281,9 @@ func (db *DB) WriteSnapshot(ctx context.Context) (int64, error) {
 	if err := db.st.SetSetting(ctx, snapshotSetting, string(stamp)); err != nil {
 		return 0, fmt.Errorf("record snapshot: %w", err)
 	}
+	db.mu.Lock()
+	db.snapSeq = seq
+	db.mu.Unlock()
 	return size, nil
 }
 

@@ -175,6 +175,9 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	if err := b.ingest(ctx, path, n, res); err != nil {
 		return nil, err
 	}
+	// The ingesting store's Close wrote an index snapshot; remove it so the
+	// first open measures the full rebuild (which writes a new one).
+	_ = os.Remove(engram.SnapshotPath(path))
 	// Start the open from a clean heap: the ingesting store is closed and gone.
 	runtime.GC()
 	debug.FreeOSMemory()
