@@ -55,9 +55,10 @@ type Options struct {
 	// model unless NoEmbedder is set, which gives keyword-only search.
 	Embedder   embed.Embedder
 	NoEmbedder bool
-	// CacheEmbeddings keeps every vector the embedder makes in the store's
-	// content-hash cache, so unchanged text is never embedded twice (for
-	// remote embedders; the built-in one is faster than the lookup).
+	// CacheEmbeddings keeps every memory vector the embedder makes in the
+	// store's content-hash cache, so unchanged text is never embedded twice
+	// (for remote embedders; the built-in one is faster than the lookup), and
+	// the last queryCacheSize query vectors in memory.
 	CacheEmbeddings bool
 	// EmbedTimeout bounds embedding a query; past it the search is keyword-only.
 	EmbedTimeout time.Duration
@@ -92,8 +93,12 @@ type Options struct {
 // It is safe for concurrent use; other processes may use the same file.
 type DB struct {
 	st       *store.Store
-	opts     Options
-	embedder embed.Embedder // nil: keyword only
+	opts Options
+	// embedder embeds queries and memEmbedder memories: the same model, but
+	// with CacheEmbeddings the memories' vectors go through the store's
+	// persistent content-hash cache while queries use a small in-memory one,
+	// so a search never writes. Both nil: keyword only.
+	embedder, memEmbedder embed.Embedder
 	log      *slog.Logger
 
 	mu  sync.RWMutex // guards ix and seq
@@ -111,6 +116,9 @@ type DB struct {
 	closeErr  error
 }
 
+// queryCacheSize is how many query vectors a DB with CacheEmbeddings keeps.
+const queryCacheSize = 1024
+
 // Open opens or creates the store at path and loads its indexes.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	st, err := store.Open(ctx, path)
@@ -124,15 +132,16 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	switch {
 	case opts.NoEmbedder:
 	case opts.Embedder != nil && opts.CacheEmbeddings:
-		db.embedder = embed.Cached(opts.Embedder, st)
+		db.embedder = embed.Cached(opts.Embedder, embed.NewLRU(queryCacheSize))
+		db.memEmbedder = embed.Cached(opts.Embedder, st)
 	case opts.Embedder != nil:
-		db.embedder = opts.Embedder
+		db.embedder, db.memEmbedder = opts.Embedder, opts.Embedder
 	default:
-		db.embedder, err = BuiltinEmbedder()
-		if err != nil {
+		if db.embedder, err = BuiltinEmbedder(); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("built-in embedder: %w", err)
 		}
+		db.memEmbedder = db.embedder
 	}
 	tok := tokenize.DefaultOptions()
 	if opts.Tokenizer != nil {

@@ -48,7 +48,7 @@ func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total
 	db.mu.RUnlock()
 	sort.Slice(todo, func(i, j int) bool { return todo[i].ID < todo[j].ID })
 	err := batches(todo, func(start int, batch []*memory.Memory) error {
-		if _, err := embedBatch(ctx, db.embedder, batch, 0); err != nil {
+		if _, err := embedBatch(ctx, db.memEmbedder, batch, 0); err != nil {
 			return fmt.Errorf("reindex with %s after %d of %d: %w", model, start, len(todo), err)
 		}
 		ups := make([]store.EmbeddingUpdate, 0, len(batch))

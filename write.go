@@ -141,7 +141,7 @@ func (db *DB) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded
 		timeout = DefaultWriteEmbedTimeout
 	}
 	err := batches(todo, func(_ int, batch []*memory.Memory) error {
-		n, err := embedBatch(ctx, db.embedder, batch, timeout)
+		n, err := embedBatch(ctx, db.memEmbedder, batch, timeout)
 		embedded += n
 		return err
 	})

@@ -18,6 +18,14 @@ type Cache interface {
 	PutEmbedding(ctx context.Context, model, hash string, v []float32) error
 }
 
+// BatchCache is a Cache that stores many vectors in one call (a persistent
+// cache: in one transaction). Cached uses PutEmbeddings when its cache has it.
+type BatchCache interface {
+	Cache
+	// PutEmbeddings stores vecs[i] for (model, hashes[i]).
+	PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error
+}
+
 // Cached wraps e so that every text is looked up in c by (e.Model(),
 // memory.ContentHash(text)) first; only the misses, each distinct text once,
 // go to e in a single call, and their vectors are stored in c. Nil vectors
@@ -97,14 +105,16 @@ func (c *cached) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		if len(vecs) != len(batch) {
 			return nil, fmt.Errorf("cached embed %s: %w: got %d vectors for %d texts", model, ErrBadResponse, len(vecs), len(batch))
 		}
+		var hashes []string
+		var keep [][]float32
 		for j, s := range misses {
 			slots[s].vec = vecs[j]
-			if vecs[j] == nil {
-				continue
+			if vecs[j] != nil {
+				hashes, keep = append(hashes, slots[s].hash), append(keep, vecs[j])
 			}
-			if err := c.c.PutEmbedding(ctx, model, slots[s].hash, vecs[j]); err != nil {
-				return nil, fmt.Errorf("cached embed %s: put %s: %w", model, slots[s].hash, err)
-			}
+		}
+		if err := c.put(ctx, model, hashes, keep); err != nil {
+			return nil, err
 		}
 	}
 
@@ -118,4 +128,23 @@ func (c *cached) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		sl.handedOut = true
 	}
 	return out, nil
+}
+
+// put stores the new vectors: in one call when the cache takes batches.
+func (c *cached) put(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	if bc, ok := c.c.(BatchCache); ok {
+		if err := bc.PutEmbeddings(ctx, model, hashes, vecs); err != nil {
+			return fmt.Errorf("cached embed %s: put %d vectors: %w", model, len(hashes), err)
+		}
+		return nil
+	}
+	for i, h := range hashes {
+		if err := c.c.PutEmbedding(ctx, model, h, vecs[i]); err != nil {
+			return fmt.Errorf("cached embed %s: put %s: %w", model, h, err)
+		}
+	}
+	return nil
 }

@@ -244,3 +244,45 @@ func TestCachedConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// batchLRU is an LRU that also takes batches, counting the calls of each kind.
+type batchLRU struct {
+	*LRU
+	batches, singles int
+}
+
+func (b *batchLRU) PutEmbedding(ctx context.Context, m, h string, v []float32) error {
+	b.singles++
+	return b.LRU.PutEmbedding(ctx, m, h, v)
+}
+
+func (b *batchLRU) PutEmbeddings(ctx context.Context, m string, hs []string, vs [][]float32) error {
+	b.batches++
+	for i, h := range hs {
+		if err := b.LRU.PutEmbedding(ctx, m, h, vs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestCachedPutsInOneBatch: a cache that takes batches gets one call per
+// Embed, holding exactly the new vectors.
+func TestCachedPutsInOneBatch(t *testing.T) {
+	ctx := context.Background()
+	var r recorder
+	c := &batchLRU{LRU: NewLRU(100)}
+	e := Cached(r.embedder("m"), c)
+	if _, err := e.Embed(ctx, []string{"a", "b", "", "a", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.batches != 1 || c.singles != 0 || c.Len() != 3 {
+		t.Fatalf("batches %d, singles %d, cached %d; want 1, 0, 3", c.batches, c.singles, c.Len())
+	}
+	if _, err := e.Embed(ctx, []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.batches != 1 {
+		t.Fatalf("all hits still wrote to the cache: %d batches", c.batches)
+	}
+}

@@ -55,11 +55,21 @@ func (s *Store) GetEmbedding(ctx context.Context, model, hash string) ([]float32
 
 // PutEmbedding stores a vector in the embedding cache (embed.Cache).
 func (s *Store) PutEmbedding(ctx context.Context, model, hash string, v []float32) error {
+	return s.PutEmbeddings(ctx, model, []string{hash}, [][]float32{v})
+}
+
+// PutEmbeddings stores vectors in the embedding cache in one transaction
+// (embed.BatchCache).
+func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
+	if len(hashes) != len(vecs) {
+		return fmt.Errorf("write embedding cache: %d hashes for %d vectors", len(hashes), len(vecs))
+	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embed_cache (model, hash, vec) VALUES (?, ?, ?)`,
-			model, hash, EncodeVector(v))
-		if err != nil {
-			return fmt.Errorf("write embedding cache: %w", err)
+		for i, h := range hashes {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embed_cache (model, hash, vec) VALUES (?, ?, ?)`,
+				model, h, EncodeVector(vecs[i])); err != nil {
+				return fmt.Errorf("write embedding cache: %w", err)
+			}
 		}
 		return nil
 	})
