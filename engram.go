@@ -92,14 +92,14 @@ type Options struct {
 // DB is an open Engram store: the file plus the in-memory indexes that mirror it.
 // It is safe for concurrent use; other processes may use the same file.
 type DB struct {
-	st       *store.Store
+	st   *store.Store
 	opts Options
 	// embedder embeds queries and memEmbedder memories: the same model, but
 	// with CacheEmbeddings the memories' vectors go through the store's
 	// persistent content-hash cache while queries use a small in-memory one,
 	// so a search never writes. Both nil: keyword only.
 	embedder, memEmbedder embed.Embedder
-	log      *slog.Logger
+	log                   *slog.Logger
 
 	mu  sync.RWMutex // guards ix and seq
 	ix  *index.Index
