@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/engram-memory/engram/embed"
-	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/calibrate"
 	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/recall"
@@ -155,7 +154,7 @@ func (db *DB) calibrationSearcher(ctx context.Context, mems []*memory.Memory, ed
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: embedder %s: %w", model, err)
 	}
-	ix := index.New(db.ix.Tokenizer(), db.bm25Params())
+	ix := index.New(db.ix.Tokenizer(), db.params)
 	for _, m := range mems {
 		if e, ok := edited[m.ID]; ok {
 			m = e
@@ -167,19 +166,4 @@ func (db *DB) calibrationSearcher(ctx context.Context, mems []*memory.Memory, ed
 	cfg := db.searcher().Config
 	cfg.Embedder, cfg.Reranker, cfg.LLM = emb, nil, nil
 	return &recall.Searcher{Index: ix, Lock: &sync.RWMutex{}, Config: cfg}, nil
-}
-
-// bm25Params are the store's BM25 parameters, as Open set them.
-func (db *DB) bm25Params() bm25.Params {
-	p := bm25.DefaultParams(index.NumFields)
-	if db.opts.K1 > 0 {
-		p.K1 = db.opts.K1
-	}
-	if db.opts.B > 0 {
-		p.B = db.opts.B
-	}
-	if len(db.opts.FieldWeights) == index.NumFields {
-		p.FieldWeights = db.opts.FieldWeights
-	}
-	return p
 }

@@ -66,14 +66,13 @@ func (db *DB) vectorWeight() (float64, string) {
 	if db.opts.VectorWeight != nil {
 		return *db.opts.VectorWeight, "option"
 	}
-	model := db.embedder.Model()
 	db.mu.RLock()
-	w, ok := db.storeWeights[model]
+	w := db.storeWeight
 	db.mu.RUnlock()
-	if ok {
-		return w, "store"
+	if w != nil {
+		return *w, "store"
 	}
-	return ModelDefaults(model).VectorWeight, "model"
+	return ModelDefaults(db.embedder.Model()).VectorWeight, "model"
 }
 
 // SetVectorWeight stores this store's vector weight for the current model
@@ -93,25 +92,26 @@ func (db *DB) SetVectorWeight(ctx context.Context, w float64) error {
 	return db.loadSettings(ctx)
 }
 
-// loadSettings reads the store-level settings the pipeline uses.
+// loadSettings reads the store-level settings the pipeline uses: the vector
+// weight calibrated for the current model, if any.
 func (db *DB) loadSettings(ctx context.Context) error {
-	weights := map[string]float64{}
+	var weight *float64
 	if db.embedder != nil {
-		model := db.embedder.Model()
-		v, ok, err := db.st.Setting(ctx, settingVectorWeight(model))
+		key := settingVectorWeight(db.embedder.Model())
+		v, ok, err := db.st.Setting(ctx, key)
 		if err != nil {
 			return err
 		}
 		if ok {
 			w, err := strconv.ParseFloat(v, 64)
 			if err != nil || w < 0 {
-				return fmt.Errorf("setting %s: %q is not a weight", settingVectorWeight(model), v)
+				return fmt.Errorf("setting %s: %q is not a weight", key, v)
 			}
-			weights[model] = w
+			weight = &w
 		}
 	}
 	db.mu.Lock()
-	db.storeWeights = weights
+	db.storeWeight = weight
 	db.mu.Unlock()
 	return nil
 }

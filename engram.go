@@ -101,6 +101,8 @@ type DB struct {
 	embedder, memEmbedder embed.Embedder
 	log                   *slog.Logger
 
+	params bm25.Params // BM25 parameters of the index, from the options
+
 	mu  sync.RWMutex // guards ix and seq
 	ix  *index.Index
 	seq int64 // last change-log entry applied to ix
@@ -108,7 +110,7 @@ type DB struct {
 	// loaded or wrote, or -1 when none is in effect.
 	snapSeq int64
 
-	storeWeights map[string]float64 // calibrated vector weights by model, from settings
+	storeWeight *float64 // the vector weight calibrated for this model (settings), or nil
 
 	syncMu sync.Mutex // one catch-up at a time
 
@@ -121,67 +123,81 @@ const queryCacheSize = 1024
 
 // Open opens or creates the store at path and loads its indexes.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	params, err := opts.bm25Params()
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{st: st, opts: opts, log: opts.Logger}
+	db := &DB{st: st, opts: opts, params: params, log: opts.Logger, snapSeq: -1}
+	if err := db.open(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// bm25Params are the BM25 parameters the options ask for.
+func (o Options) bm25Params() (bm25.Params, error) {
+	p := bm25.DefaultParams(index.NumFields)
+	if o.K1 > 0 {
+		p.K1 = o.K1
+	}
+	if o.B > 0 {
+		p.B = o.B
+	}
+	switch len(o.FieldWeights) {
+	case 0:
+	case index.NumFields:
+		p.FieldWeights = o.FieldWeights
+	default:
+		return p, fmt.Errorf("%w: %d field weights given, want %d (name, description, text)", ErrInvalid, len(o.FieldWeights), index.NumFields)
+	}
+	return p, nil
+}
+
+// open sets up the embedders and fills the index: from the snapshot when one
+// can be trusted, else from the rows; then it catches up with the change log.
+func (db *DB) open(ctx context.Context) error {
 	if db.log == nil {
 		db.log = slog.New(slog.DiscardHandler)
 	}
+	opts := db.opts
 	switch {
 	case opts.NoEmbedder:
 	case opts.Embedder != nil && opts.CacheEmbeddings:
 		db.embedder = embed.Cached(opts.Embedder, embed.NewLRU(queryCacheSize))
-		db.memEmbedder = embed.Cached(opts.Embedder, st)
+		db.memEmbedder = embed.Cached(opts.Embedder, db.st)
 	case opts.Embedder != nil:
 		db.embedder, db.memEmbedder = opts.Embedder, opts.Embedder
 	default:
-		if db.embedder, err = BuiltinEmbedder(); err != nil {
-			st.Close()
-			return nil, fmt.Errorf("built-in embedder: %w", err)
+		e, err := BuiltinEmbedder()
+		if err != nil {
+			return fmt.Errorf("built-in embedder: %w", err)
 		}
-		db.memEmbedder = db.embedder
+		db.embedder, db.memEmbedder = e, e
 	}
 	tok := tokenize.DefaultOptions()
 	if opts.Tokenizer != nil {
 		tok = *opts.Tokenizer
 	}
-	p := bm25.DefaultParams(index.NumFields)
-	if opts.K1 > 0 {
-		p.K1 = opts.K1
-	}
-	if opts.B > 0 {
-		p.B = opts.B
-	}
-	if len(opts.FieldWeights) == index.NumFields {
-		p.FieldWeights = opts.FieldWeights
-	} else if opts.FieldWeights != nil {
-		st.Close()
-		return nil, fmt.Errorf("%w: %d field weights given, want %d (name, description, text)", ErrInvalid, len(opts.FieldWeights), index.NumFields)
-	}
 	tokenizer := tokenize.New(tok)
-	db.ix = index.New(tokenizer, p)
-	db.snapSeq = -1
-	loaded := !opts.NoSnapshot && db.loadSnapshot(ctx, tokenizer)
-	if loaded {
+	db.ix = index.New(tokenizer, db.params)
+	if !opts.NoSnapshot && db.loadSnapshot(ctx, tokenizer) {
 		db.snapSeq = db.seq
-	} else {
-		if err := db.load(ctx); err != nil {
-			st.Close()
-			return nil, fmt.Errorf("load %s: %w", path, err)
-		}
+	} else if err := db.load(ctx); err != nil {
+		return err
 	}
 	if err := db.sync(ctx); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return err
 	}
 	if err := db.loadSettings(ctx); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return err
 	}
 	db.maybeWriteSnapshot(ctx)
-	return db, nil
+	return nil
 }
 
 // Close closes the file. A large store whose index snapshot is missing or
@@ -201,7 +217,8 @@ func (db *DB) Path() string { return db.st.Path() }
 // Embedder is the embedder in use, or nil for keyword-only.
 func (db *DB) Embedder() embed.Embedder { return db.embedder }
 
-// load fills the index from the file, then catches up with writes made while it read.
+// load fills the index from the rows; the caller then applies the change log
+// past the seq it records, catching up with writes made while it read.
 func (db *DB) load(ctx context.Context) error {
 	seq, err := db.st.LastSeq(ctx)
 	if err != nil {
@@ -312,10 +329,16 @@ func (db *DB) sync(ctx context.Context) error {
 		// The row as it is now is the truth, whatever the ops in between: read
 		// every changed id once; present means put, absent means delete.
 		// An id whose every change is a use keeps its index entry; only its use
-		// statistics are refreshed.
+		// statistics are refreshed. A setting change (a calibrated weight, by
+		// another process perhaps) reloads the settings.
 		useOnly := map[string]bool{}
 		var ids []string
+		settings := false
 		for _, c := range changes {
+			if c.Op == store.OpSetting {
+				settings = true
+				continue
+			}
 			only, seen := useOnly[c.ID]
 			if !seen {
 				ids = append(ids, c.ID)
@@ -339,6 +362,11 @@ func (db *DB) sync(ctx context.Context) error {
 		}
 		db.seq = changes[len(changes)-1].Seq
 		db.mu.Unlock()
+		if settings {
+			if err := db.loadSettings(ctx); err != nil {
+				return err
+			}
+		}
 		if len(changes) < batch {
 			return nil
 		}

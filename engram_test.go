@@ -425,3 +425,35 @@ func TestInvalidQueries(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingReachesOtherHandle: a vector weight stored by one process (as
+// engram calibrate does) is used by another's next search, without reopening.
+func TestSettingReachesOtherHandle(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	a, err := engram.Open(ctx, path, engram.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := engram.Open(ctx, path, engram.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	add(t, a, &engram.Memory{Text: "the deploy key lives in the vault"})
+	if err := a.SetVectorWeight(ctx, 0.3); err != nil {
+		t.Fatal(err)
+	}
+	resp := search(t, b, engram.Query{Query: "deploy key", NoRecord: true})
+	if f := resp.Fusion; f == nil || f.Weights["vector"] != 0.3 || f.WeightSource != "store" {
+		t.Fatalf("b's fusion after a's setting: %+v", resp.Fusion)
+	}
+	if err := a.SetVectorWeight(ctx, -1); err != nil { // removes it
+		t.Fatal(err)
+	}
+	resp = search(t, b, engram.Query{Query: "deploy key", NoRecord: true})
+	if f := resp.Fusion; f.WeightSource != "model" {
+		t.Fatalf("b's fusion after the setting was removed: %+v", f)
+	}
+}

@@ -80,7 +80,7 @@ func (db *DB) snapshotHeaderFor(seq int64, token string) snapshotHeader {
 	o := db.ix.Tokenizer().Options()
 	return snapshotHeader{
 		Magic: snapshotMagic, Format: snapshotFormat, Schema: store.SchemaVersion,
-		Seq: seq, Token: token, Stem: o.Stem, Stop: o.Stopwords, Params: db.bm25Params(),
+		Seq: seq, Token: token, Stem: o.Stem, Stop: o.Stopwords, Params: db.params,
 	}
 }
 
@@ -139,7 +139,7 @@ func (db *DB) readSnapshot(ctx context.Context, path string, tok *tokenize.Token
 	if err := headerMismatch(h, want); err != nil {
 		return 0, err
 	}
-	ix, err := index.ReadSnapshot(r, tok, db.bm25Params())
+	ix, err := index.ReadSnapshot(r, tok, db.params)
 	if err != nil {
 		return 0, err
 	}

@@ -21,9 +21,12 @@ const (
 	// OpUse changes only a memory's use statistics (uses, demand): readers
 	// may update those in place of re-indexing the memory.
 	OpUse = "use"
+	// OpSetting changes a store setting; the change's ID is the setting's key.
+	OpSetting = "setting"
 )
 
-// Change is one entry of the change log: memory id was written or deleted.
+// Change is one entry of the change log: memory id was written, deleted or
+// used, or (OpSetting) the setting named by ID changed.
 type Change struct {
 	Seq int64
 	ID  string

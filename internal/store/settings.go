@@ -20,7 +20,8 @@ func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
 	return v, true, nil
 }
 
-// SetSetting stores a setting; an empty value deletes it.
+// SetSetting stores a setting, or deletes it when value is empty, and logs
+// the change so that other processes reload their settings.
 func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -30,6 +31,9 @@ func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 			_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)`, key, value)
 		}
 		if err != nil {
+			return fmt.Errorf("write setting %s: %w", key, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, key, OpSetting); err != nil {
 			return fmt.Errorf("write setting %s: %w", key, err)
 		}
 		return nil
