@@ -24,8 +24,11 @@ type ModelDefault struct {
 	Fusion string
 }
 
-// modelDefaults, by model-id prefix, from the measurements in DESIGN §4 and the
-// eval harness: a weak model gets a small weight, or fusion falls below BM25.
+// modelDefaults, by model-id prefix. Only the built-in model's entry is
+// measured here (no other model is reachable offline); the others are
+// assumptions to revisit with engram eval and engram calibrate on real data:
+// a served embedding model is taken to be strong (equal-weight RRF), and an
+// unknown one to be in between.
 var modelDefaults = []struct {
 	prefix string
 	ModelDefault
@@ -35,12 +38,14 @@ var modelDefaults = []struct {
 	// (.6925 → .641 at 0.1); relative-score fusion keeps BM25's score gaps, so
 	// the vector leg only reorders near-ties, and at 0.1 beats BM25 on both:
 	// SciFact .6925 → .6968, LoCoMo any@5 .6399 → .6449 (README, "Evaluation").
+	// The floor is the mean cosine of unrelated memory pairs in the LoCoMo
+	// stores (.51–.56, go run ./tools/relevance).
 	{"glove100-", ModelDefault{VectorWeight: 0.1, Floor: 0.55, Fusion: "rsf"}},
 	{"openai:", ModelDefault{VectorWeight: 1, Floor: 0.2, Fusion: "rrf"}},
 	{"ollama:", ModelDefault{VectorWeight: 1, Floor: 0.3, Fusion: "rrf"}},
 }
 
-// unknownModel is assumed for a model not listed: half weight.
+// unknownModel is assumed for a model not listed (an assumption, see above).
 var unknownModel = ModelDefault{VectorWeight: 0.5, Floor: 0.3, Fusion: "rrf"}
 
 // ModelDefaults returns the defaults for an embedding model id.

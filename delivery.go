@@ -23,6 +23,30 @@ const (
 	DefaultInjectRelevance = 0.1
 )
 
+// briefPool is how many memories of each kind (favorite, used, recent) a
+// briefing considers: far more than a character budget holds.
+const briefPool = 256
+
+// topK keeps the k best items offered to add, best first.
+type topK[T any] struct {
+	k      int
+	better func(a, b T) bool
+	items  []T
+}
+
+func (t *topK[T]) add(x T) {
+	n := len(t.items)
+	if n == t.k && !t.better(x, t.items[n-1]) {
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return t.better(x, t.items[i]) })
+	if n < t.k {
+		t.items = append(t.items, x)
+	}
+	copy(t.items[i+1:], t.items[i:len(t.items)-1])
+	t.items[i] = x
+}
+
 // BriefOptions shape a session-start briefing.
 type BriefOptions struct {
 	Filter
@@ -61,54 +85,60 @@ func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	if err := db.sync(ctx); err != nil {
 		return nil, err
 	}
+	// One pass keeps, per kind, the briefPool best candidates, so a brief costs
+	// O(n) in the scope's size rather than sorting the whole store.
+	type demanded struct {
+		m      *memory.Memory
+		demand float64
+	}
+	byDemand := func(a, b demanded) bool {
+		if a.demand != b.demand {
+			return a.demand > b.demand
+		}
+		if !a.m.CreatedAt.Equal(b.m.CreatedAt) {
+			return a.m.CreatedAt.After(b.m.CreatedAt)
+		}
+		return a.m.ID < b.m.ID
+	}
+	favs := topK[demanded]{k: briefPool, better: byDemand}
+	used := topK[demanded]{k: briefPool, better: byDemand}
+	recent := topK[*memory.Memory]{k: briefPool, better: func(a, b *memory.Memory) bool {
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
+		}
+		return a.ID > b.ID
+	}}
 	now := time.Now()
-	var favs, all []*memory.Memory
 	db.mu.RLock()
 	db.ix.Each(db.ix.Allowed(&opt.Filter), func(m *memory.Memory) bool {
-		all = append(all, m)
+		d := demanded{m, m.DemandNow(now)}
 		if m.Favorite {
-			favs = append(favs, m)
+			favs.add(d)
 		}
+		if d.demand > 0 {
+			used.add(d)
+		}
+		recent.add(m)
 		return true
 	})
 	db.mu.RUnlock()
-	byDemand := func(ms []*memory.Memory) {
-		sort.Slice(ms, func(i, j int) bool {
-			di, dj := ms[i].DemandNow(now), ms[j].DemandNow(now)
-			if di != dj {
-				return di > dj
-			}
-			if !ms[i].CreatedAt.Equal(ms[j].CreatedAt) {
-				return ms[i].CreatedAt.After(ms[j].CreatedAt)
-			}
-			return ms[i].ID < ms[j].ID
-		})
-	}
-	byDemand(favs)
-	demanded := make([]*memory.Memory, 0, len(all))
-	for _, m := range all {
-		if m.DemandNow(now) > 0 {
-			demanded = append(demanded, m)
+	memories := func(ds []demanded) []*memory.Memory {
+		out := make([]*memory.Memory, len(ds))
+		for i, d := range ds {
+			out[i] = d.m
 		}
+		return out
 	}
-	byDemand(demanded)
-	recent := append([]*memory.Memory(nil), all...)
-	sort.Slice(recent, func(i, j int) bool {
-		if !recent[i].CreatedAt.Equal(recent[j].CreatedAt) {
-			return recent[i].CreatedAt.After(recent[j].CreatedAt)
-		}
-		return recent[i].ID > recent[j].ID
-	})
 
 	b := &Brief{Items: []BriefItem{}}
 	seen := map[string]bool{}
 	var results []Result
-	used := 0
+	spent := 0
 	full := false
 	for _, group := range []struct {
 		reason string
 		ms     []*memory.Memory
-	}{{"favorite", favs}, {"demand", demanded}, {"recent", recent}} {
+	}{{"favorite", memories(favs.items)}, {"demand", memories(used.items)}, {"recent", recent.items}} {
 		for _, m := range group.ms {
 			if full || (opt.Limit > 0 && len(b.Items) == opt.Limit) {
 				full = true
@@ -119,11 +149,11 @@ func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 			}
 			r := resultOf(m)
 			n := format.ContextLen(r)
-			if used+n > opt.Budget {
+			if spent+n > opt.Budget {
 				continue // a shorter one may still fit
 			}
 			seen[m.ID] = true
-			used += n
+			spent += n
 			b.Items = append(b.Items, BriefItem{Result: r, Reason: group.reason})
 			results = append(results, r)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -267,12 +268,11 @@ func ptr[T any](v T) *T { return &v }
 // and never bring in anything else.
 func TestBoostsOnlyReorder(t *testing.T) {
 	db := openTest(t, engram.Options{NoEmbedder: true})
-	got := add(t, db,
+	add(t, db,
 		&engram.Memory{ID: "a", Text: "release notes for the release train release"},
 		&engram.Memory{ID: "b", Text: "release checklist"},
 		&engram.Memory{ID: "c", Text: "unrelated favourite", Favorite: true},
 	)
-	_ = got
 	before := ids(search(t, db, engram.Query{Query: "release", NoRecord: true}))
 	if strings.Join(before, ",") != "a,b" {
 		t.Fatalf("before: %v", before)
@@ -281,9 +281,14 @@ func TestBoostsOnlyReorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := search(t, db, engram.Query{Query: "release", NoRecord: true})
-	after := ids(resp)
-	if len(after) != 2 || resp.Results[1].Explain.Boosts.Favorite != 1.15 && resp.Results[0].Explain.Boosts.Favorite != 1.15 {
-		t.Fatalf("after favorite: %v", after)
+	if len(resp.Results) != 2 {
+		t.Fatalf("after favorite: %v", ids(resp))
+	}
+	for _, r := range resp.Results {
+		want := map[string]float64{"a": 1, "b": 1.15}[r.ID] // DESIGN §1: a favorite ×1.15
+		if ex := r.Explain; ex.Boosts.Favorite != want || math.Abs(r.Score-ex.RRF*ex.Boosts.Favorite*ex.Boosts.Demand) > 1e-6 {
+			t.Fatalf("%s: favorite boost %v (want %v), score %v from fused %v", r.ID, ex.Boosts.Favorite, want, r.Score, ex.RRF)
+		}
 	}
 	for i := 0; i < 20; i++ {
 		if err := db.Touch(context.Background(), "b"); err != nil {

@@ -66,6 +66,7 @@ func (s *Scoped) narrow(f *Filter) error {
 // names another value for one of them is refused.
 func (s *Scoped) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 	out := make([]*Memory, len(mems))
+	var ids []string
 	for i, in := range mems {
 		if in == nil {
 			return AddResult{}, fmt.Errorf("%w: nil memory", ErrInvalid)
@@ -77,12 +78,19 @@ func (s *Scoped) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 		}
 		m.Scope = f.Scope
 		if m.ID != "" {
-			// An id may not be taken over from another scope.
-			if old, err := s.db.Get(ctx, m.ID); err == nil && !s.within(old) {
-				return AddResult{}, fmt.Errorf("%w: id %q is taken", ErrInvalid, m.ID)
-			}
+			ids = append(ids, m.ID)
 		}
 		out[i] = &m
+	}
+	// An id may not be taken over from another scope (one read for all).
+	existing, err := s.db.st.GetMany(ctx, ids)
+	if err != nil {
+		return AddResult{}, err
+	}
+	for _, id := range ids {
+		if old, ok := existing[id]; ok && !s.within(old) {
+			return AddResult{}, fmt.Errorf("%w: id %q is taken", ErrInvalid, id)
+		}
 	}
 	return s.db.Add(ctx, out...)
 }

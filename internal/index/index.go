@@ -4,8 +4,6 @@
 package index
 
 import (
-	"sort"
-
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/tokenize"
@@ -250,14 +248,8 @@ func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
 			out.And(s)
 		}
 	}
-	// Most selective lists first keeps the clone small; order does not change the result.
-	keys := make([]string, 0, len(f.Scope))
 	for k, v := range f.Scope {
-		keys = append(keys, k+"="+v)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		and(ix.scope[k])
+		and(ix.scope[k+"="+v])
 	}
 	if f.Type != "" {
 		and(ix.types[f.Type])

@@ -181,21 +181,22 @@ func (r *run) rerank(ctx context.Context, cands []*candidate) []*candidate {
 		r.degrade("rerank", fmt.Errorf("%s: returned no usable score: kept the fused order", r.s.Reranker.Name()))
 		return cands
 	}
-	// Anything the reranker left out keeps its order after, scored below the lowest
-	// rerank score so that score stays what results are ordered by.
+	// Anything the reranker left out keeps its order after the reranked ones,
+	// at the lowest rerank score, so score stays what results are ordered by.
 	floor := math.Inf(1)
 	for _, c := range out {
 		floor = math.Min(floor, c.score)
 	}
-	rest := append([]*candidate(nil), cands[len(top):]...)
-	for i := len(top) - 1; i >= 0; i-- {
+	var rest []*candidate
+	for i, c := range top {
 		if !seen[i] {
-			rest = append([]*candidate{top[i]}, rest...)
-			top[i].explain.Rerank = &memory.Rerank{PreRank: i + 1}
+			c.explain.Rerank = &memory.Rerank{Score: round(floor, 6), PreRank: i + 1}
+			rest = append(rest, c)
 		}
 	}
-	for i, c := range rest {
-		c.score = floor - float64(i+1)
+	rest = append(rest, cands[len(top):]...)
+	for _, c := range rest {
+		c.score = floor
 	}
 	out = append(out, rest...)
 	r.resp.Stages = append(r.resp.Stages, "rerank")
