@@ -90,13 +90,7 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 	if err := db.sync(ctx); err != nil {
 		return nil, err
 	}
-	var mems []*memory.Memory
-	db.mu.RLock()
-	db.ix.Each(nil, func(m *memory.Memory) bool {
-		mems = append(mems, m)
-		return true
-	})
-	db.mu.RUnlock()
+	mems := db.memoriesWithVectors()
 	// Each's order follows document numbers; sort so a seed means the same draw.
 	slices.SortFunc(mems, func(a, b *memory.Memory) int { return strings.Compare(a.ID, b.ID) })
 
@@ -133,6 +127,30 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 		res.Stored = true
 	}
 	return res, nil
+}
+
+// memoriesWithVectors copies every memory with its stored vector from the
+// current model: the index keeps vectors in the vector index, not on the
+// memories, and the calibration index needs them on the memories it is built
+// from.
+func (db *DB) memoriesWithVectors() []*memory.Memory {
+	model := db.embedder.Model()
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	vi := db.ix.Vectors(model)
+	mems := make([]*memory.Memory, 0, db.ix.Len())
+	db.ix.Each(nil, func(m *memory.Memory) bool {
+		c := *m
+		c.Embedding = nil
+		if doc, ok := db.ix.DocOf(m.ID); ok && vi != nil {
+			if v := vi.Vector(doc); v != nil {
+				c.Embedding = &memory.Embedding{Model: model, Dim: len(v), Vector: slices.Clone(v)}
+			}
+		}
+		mems = append(mems, &c)
+		return true
+	})
+	return mems
 }
 
 // calibrationSearcher builds a private index of mems in which the edited

@@ -226,7 +226,8 @@ func (db *DB) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	inj.Text = buf.String()
 	if !opt.NoRecord {
 		if err := db.recordUse(ctx, inj.Results); err != nil {
-			return nil, err
+			// As in Search: the recall is good; failing to count a use must not lose it.
+			inj.Degraded = append(inj.Degraded, Degraded{Stage: "demand", Reason: "recording the use failed: " + err.Error()})
 		}
 	}
 	return inj, nil
