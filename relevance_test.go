@@ -78,6 +78,6 @@ func TestRelevanceSuite(t *testing.T) {
 		n := float64(len(cases))
 		fmt.Fprintf(&stats, "%-7s %9.3f %9.3f %6.3f\n", mode, r1/n, r5/n, mrr/n)
 	}
-	golden(t, filepath.Join("testdata", "relevance", "rankings.txt"), rankings.String())
-	golden(t, filepath.Join("testdata", "relevance", "rank_stats.txt"), stats.String())
+	checkGolden(t, filepath.Join("testdata", "relevance", "rankings.txt"), rankings.String())
+	checkGolden(t, filepath.Join("testdata", "relevance", "rank_stats.txt"), stats.String())
 }

@@ -9,12 +9,10 @@ package engram_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,20 +21,10 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/internal/golden"
 	"github.com/engram-memory/engram/llm"
 	"github.com/engram-memory/engram/rerank"
 )
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // topicWords give the test embedder's dimensions: a text's vector counts the
 // words starting with each dimension's prefixes, L2-normalised, so every
@@ -437,7 +425,7 @@ func TestFusionGolden(t *testing.T) {
 				checkFusion(t, resp)
 			}
 			checkOrdered(t, resp)
-			golden(t, filepath.Join("testdata", "stages", c.name+".golden"), explained(resp))
+			checkGolden(t, filepath.Join("testdata", "stages", c.name+".golden"), explained(resp))
 		})
 	}
 }
@@ -531,24 +519,10 @@ func explained(resp *engram.Response) string {
 	return b.String()
 }
 
-func golden(t *testing.T, path, got string) {
+// checkGolden compares got with the file at path (go test -update rewrites it).
+func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update after checking):\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	golden.Check(t, path, []byte(got))
 }
 
 // TestRelevanceBar: the keyword part of explain.relevance counts the query's

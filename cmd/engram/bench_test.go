@@ -2,20 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// The golden-file flag may also be defined by another test file of this
-// package; look it up rather than define it twice.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
+	"github.com/engram-memory/engram/internal/golden"
+)
 
 func TestBenchCommand(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
@@ -151,20 +144,5 @@ func TestBenchTableGolden(t *testing.T) {
 	if err := r.writeTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "bench", "table.golden")
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("table differs from %s:\n%s", path, b.String())
-	}
+	golden.Check(t, filepath.Join("testdata", "bench", "table.golden"), []byte(b.String()))
 }

@@ -3,45 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/engram-memory/engram/internal/golden"
 )
 
-// The golden-file flag may also be defined by another test file of this
-// package; package-level variables initialise before init, so look it up.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updatingGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// checkGolden compares got with testdata/path, rewriting it under -update.
+// checkGolden compares got with testdata/path (go test -update rewrites it).
 func checkGolden(tb testing.TB, path, got string) {
 	tb.Helper()
-	path = filepath.Join("testdata", path)
-	if updatingGolden() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if got != string(want) {
-		tb.Errorf("%s differs from golden:\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	golden.Check(tb, filepath.Join("testdata", path), []byte(got))
 }
 
 // engramRun runs one command line and returns stdout, stderr and the exit code.

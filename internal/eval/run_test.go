@@ -5,19 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/internal/golden"
 	"github.com/engram-memory/engram/memory"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // fixtureDataset has two corpora; the fake store's rankings for it are worked
 // out by hand in TestRunHandWorked.
@@ -259,19 +256,7 @@ func goldenReport(t testing.TB) *Report {
 
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestWriteTableGolden(t *testing.T) {

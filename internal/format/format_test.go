@@ -2,33 +2,18 @@ package format
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/engram-memory/engram/internal/golden"
 	"github.com/engram-memory/engram/memory"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 var at = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
@@ -53,7 +38,7 @@ func TestExplainedGolden(t *testing.T) {
 	if err := Explained(&buf, sampleResponse()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "explained.txt", buf.Bytes())
+	checkGolden(t, "explained.txt", buf.Bytes())
 }
 
 func TestJSONGolden(t *testing.T) {
@@ -61,7 +46,7 @@ func TestJSONGolden(t *testing.T) {
 	if err := JSON(&buf, sampleResponse(), false); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "response.json", buf.Bytes())
+	checkGolden(t, "response.json", buf.Bytes())
 }
 
 func TestContextBudget(t *testing.T) {
@@ -87,7 +72,7 @@ func TestContextBudget(t *testing.T) {
 			if n := utf8.RuneCount(buf.Bytes()); c.budget > 0 && n > c.budget {
 				t.Fatalf("%d characters over a budget of %d", n, c.budget)
 			}
-			golden(t, c.golden, buf.Bytes())
+			checkGolden(t, c.golden, buf.Bytes())
 		})
 	}
 }

@@ -3,8 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,9 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // openDB opens a real store in a temporary directory with the built-in embedder.
 func openDB(tb testing.TB) *engram.DB {
@@ -91,24 +88,8 @@ func text(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(tb testing.TB, name, got string) {
+// checkGolden compares got with testdata/name (go test -update rewrites it).
+func checkGolden(tb testing.TB, name, got string) {
 	tb.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if got != string(want) {
-		tb.Errorf("%s differs from golden:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	golden.Check(tb, filepath.Join("testdata", name), []byte(got))
 }

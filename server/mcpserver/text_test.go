@@ -40,7 +40,7 @@ func TestTextGolden(t *testing.T) {
 				CreatedAt: day, UpdatedAt: day.Add(time.Hour), Uses: 3})
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) { golden(t, tc.name, tc.got()) })
+		t.Run(tc.name, func(t *testing.T) { checkGolden(t, tc.name, tc.got()) })
 	}
 }
 

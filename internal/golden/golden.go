@@ -1,0 +1,37 @@
+// Package golden compares test output with checked-in files and, when the
+// tests run with -update, rewrites those files instead. Only tests import it.
+package golden
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files instead of comparing with them")
+
+// Updating reports whether the tests run with -update.
+func Updating() bool { return *update }
+
+// Check compares got with the file at path (relative to the test's package
+// directory). With -update it writes got there first, creating directories.
+func Check(tb testing.TB, path string, got []byte) {
+	tb.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("read golden file: %v (go test -update creates it)", err)
+	}
+	if string(got) != string(want) {
+		tb.Errorf("%s differs (go test -update rewrites it after you have checked the change):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
