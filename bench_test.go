@@ -154,28 +154,40 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 // BenchmarkOpen times opening the 100k-memory file and answering its first
-// search (hybrid), then closing it.
+// search (hybrid), then closing it: from the index snapshot, and rebuilding
+// the index from the rows (NoSnapshot).
 func BenchmarkOpen(b *testing.B) {
 	f := benchStore(b, 100_000)
 	ctx := context.Background()
-	opts := engram.Options{Embedder: benchEmbedder(bench.corpus)}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		db, err := engram.Open(ctx, f.path, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		resp, err := db.Search(ctx, memory.Query{Query: f.queries[i%len(f.queries)], Limit: 10, NoRecord: true})
-		if err != nil {
-			b.Fatalf("first search: %v", err)
-		}
-		if len(resp.Results) == 0 {
-			b.Fatal("first search found nothing")
-		}
-		if err := db.Close(); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name       string
+		noSnapshot bool
+	}{{"snapshot", false}, {"rebuild", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := engram.Options{Embedder: benchEmbedder(bench.corpus), NoSnapshot: c.noSnapshot}
+			if !c.noSnapshot {
+				if _, err := f.db.WriteSnapshot(ctx); err != nil { // before b.Loop's timer starts
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				db, err := engram.Open(ctx, f.path, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp, err := db.Search(ctx, memory.Query{Query: f.queries[i%len(f.queries)], Limit: 10, NoRecord: true})
+				if err != nil {
+					b.Fatalf("first search: %v", err)
+				}
+				if len(resp.Results) == 0 {
+					b.Fatal("first search found nothing")
+				}
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -30,6 +30,7 @@ var _ eval.Store = (*evalStore)(nil)
 // file under a new directory inside root ("" means the system temp directory).
 // onDeferred, if set, hears once per store when the embedder failed on Add.
 func evalOpener(opts engram.Options, root string, onDeferred func(reason string)) eval.Opener {
+	opts.NoSnapshot = true // a throwaway store: a snapshot would only cost time
 	return func(ctx context.Context) (eval.Store, error) {
 		dir, err := os.MkdirTemp(root, "engram-eval-")
 		if err != nil {

@@ -69,7 +69,7 @@ type store struct {
 func openStore(ctx context.Context, dir, name string, docs []*memory.Memory) (*store, error) {
 	path := filepath.Join(dir, strings.NewReplacer("/", "_", "→", "_").Replace(name)+".db")
 	_ = os.Remove(path)
-	db, err := engram.Open(ctx, path, engram.Options{})
+	db, err := engram.Open(ctx, path, engram.Options{NoSnapshot: true}) // throwaway stores
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
