@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/format"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -315,5 +316,5 @@ func hookFail(e *env, err error) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out: %w", err)
 	}
-	fmt.Fprintln(e.stderr, "engram hook: "+oneLine(err.Error()))
+	fmt.Fprintln(e.stderr, "engram hook: "+format.OneLine(err.Error()))
 }

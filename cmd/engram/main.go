@@ -9,9 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/format"
 )
 
 func main() {
@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "engram: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "engram: "+format.OneLine(err.Error()))
 	return exitCode(err)
 }
 
@@ -60,5 +60,3 @@ func exitCode(err error) int {
 	}
 	return 1
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -46,7 +46,7 @@ func Context(w io.Writer, results []memory.Result, budget int) error {
 			room -= utf8.RuneCountInString(note(left-1)) + 1
 		}
 		if room >= minCut {
-			line = truncate(line, room)
+			line = Truncate(line, room)
 			b.WriteString(line + "\n")
 			used += utf8.RuneCountInString(line) + 1
 			left--
@@ -76,17 +76,17 @@ func contextLine(r memory.Result) string {
 	}
 	b.WriteString("] ")
 	if r.Name != "" {
-		b.WriteString(oneLine(r.Name) + ": ")
+		b.WriteString(OneLine(r.Name) + ": ")
 	}
-	b.WriteString(oneLine(r.Text))
+	b.WriteString(OneLine(r.Text))
 	return b.String()
 }
 
-// oneLine folds runs of whitespace, newlines included, into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// OneLine folds runs of whitespace, newlines included, into single spaces.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// truncate cuts s to at most n runes, ending with "…" when cut.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n runes, ending with "…" when cut.
+func Truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -132,7 +132,7 @@ func Explained(w io.Writer, resp *memory.Response) error {
 		if r.Name != "" {
 			title = r.Name + ": "
 		}
-		fmt.Fprintf(&b, "    [%s] %s\n", r.Type, truncate(title+oneLine(r.Text), 160))
+		fmt.Fprintf(&b, "    [%s] %s\n", r.Type, Truncate(title+OneLine(r.Text), 160))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

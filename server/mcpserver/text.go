@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/format"
 )
 
 // The text content is what most clients put in front of the model, so it is
@@ -34,9 +35,9 @@ func resultLine(r engram.Result, relevance bool) string {
 	}
 	b.WriteString("] ")
 	if r.Name != "" {
-		b.WriteString(oneLine(r.Name) + ": ")
+		b.WriteString(format.OneLine(r.Name) + ": ")
 	}
-	b.WriteString(oneLine(r.Text))
+	b.WriteString(format.OneLine(r.Text))
 	return b.String()
 }
 
@@ -60,7 +61,7 @@ func list(header string, lines []string, budget int) string {
 			room -= utf8.RuneCountInString(moreNote(left-1, false)) + 1
 		}
 		if room >= minCut {
-			line = truncate(line, room)
+			line = format.Truncate(line, room)
 			b.WriteString(line + "\n")
 			used += utf8.RuneCountInString(line) + 1
 			left--
@@ -166,19 +167,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// oneLine folds runs of whitespace, newlines included, into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate cuts s to at most n runes, ending with "…" when cut.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n < 1 {
-		return ""
-	}
-	rs := []rune(s)
-	return strings.TrimRight(string(rs[:n-1]), " ") + "…"
 }
