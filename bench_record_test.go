@@ -42,7 +42,7 @@ func BenchmarkScopedTouch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	resp, err := view.Search(ctx, memory.Query{Query: f.queries[0], Mode: memory.ModeBM25, Limit: 10, NoRecord: true})
+	resp, err := view.Search(ctx, memory.Query{Query: f.queries[0], Mode: memory.ModeHybrid, Limit: 10, NoRecord: true})
 	if err != nil {
 		b.Fatal(err)
 	}
