@@ -9,7 +9,6 @@ package engram
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -400,6 +399,3 @@ func (db *DB) Count() int {
 	defer db.mu.RUnlock()
 	return db.ix.Len()
 }
-
-// isNotFound reports whether err is a not-found error.
-func isNotFound(err error) bool { return errors.Is(err, memory.ErrNotFound) }

@@ -110,12 +110,3 @@ func (s *scanner) rune(r rune, fn func(r run)) {
 	s.buf = utf8.AppendRune(s.buf, r)
 	s.prevPrev, s.prev, s.prevStart = s.prev, cls, start
 }
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}

@@ -11,9 +11,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files instead of comparing with them")
 
-// Updating reports whether the tests run with -update.
-func Updating() bool { return *update }
-
 // Check compares got with the file at path (relative to the test's package
 // directory). With -update it writes got there first, creating directories.
 func Check(tb testing.TB, path string, got []byte) {

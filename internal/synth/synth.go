@@ -118,12 +118,6 @@ func New(cfg Config) *Corpus {
 	return c
 }
 
-// Dim is the dimension of the vectors Vector returns.
-func (c *Corpus) Dim() int { return c.cfg.Dim }
-
-// Config returns the configuration with defaults filled in.
-func (c *Corpus) Config() Config { return c.cfg }
-
 // ID is the id of memory i.
 func ID(i int) string { return fmt.Sprintf("m%08d", i) }
 
