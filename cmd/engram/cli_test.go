@@ -184,3 +184,19 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestCLISinceOverflow: an age one day longer than a duration holds is
+// refused, not wrapped around into a date centuries ahead; the longest one
+// that fits is taken.
+func TestCLISinceOverflow(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "none")
+	db := filepath.Join(t.TempDir(), "a.db")
+	mustCLI(t, db, "", "add", "an old memory")
+	_, stderr, code := cli(t, db, "", "search", "memory", "--since", "106752d")
+	if code != 2 || !strings.Contains(stderr, "--since") || !strings.Contains(stderr, "106751 days") {
+		t.Fatalf("--since 106752d: exit %d, stderr %q; want exit 2 naming --since and the limit", code, stderr)
+	}
+	if out := mustCLI(t, db, "", "search", "memory", "--since", "106751d", "--until", "106750d"); !strings.Contains(out, "no results") {
+		t.Fatalf("--since 106751d --until 106750d: %q", out)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -114,14 +114,14 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 	q.Scope = scope
 	now := time.Now()
 	if f.since != "" {
-		t, err := parseTime(f.since, now)
+		t, err := when.Parse(f.since, now)
 		if err != nil {
 			return q, fmt.Errorf("--since: %w", err)
 		}
 		q.Since = &t
 	}
 	if f.until != "" {
-		t, err := parseTime(f.until, now)
+		t, err := when.Parse(f.until, now)
 		if err != nil {
 			return q, fmt.Errorf("--until: %w", err)
 		}
@@ -136,25 +136,6 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 		q.Lambda = &l
 	}
 	return q, nil
-}
-
-// parseTime accepts RFC 3339, a date, or an age before now ("7d", "36h").
-func parseTime(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if d, err := strconv.Atoi(n); err == nil && d >= 0 {
-			return now.Add(-time.Duration(d) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is not RFC 3339, YYYY-MM-DD or an age such as 7d", s)
 }
 
 // batchError is a batch line's answer when its query could not run.

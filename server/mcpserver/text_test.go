@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -57,24 +58,23 @@ func TestListBudget(t *testing.T) {
 	}
 }
 
-func TestParseWhen(t *testing.T) {
-	now := day
-	for _, tc := range []struct {
-		in   string
-		want time.Time
-		err  bool
-	}{
-		{"2026-01-02", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), false},
-		{"2026-01-02T03:04:05Z", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), false},
-		{"7d", now.Add(-7 * 24 * time.Hour), false},
-		{"36h", now.Add(-36 * time.Hour), false},
-		{"-3d", time.Time{}, true},
-		{"yesterday", time.Time{}, true},
-		{"99999999999d", time.Time{}, true},
-	} {
-		got, err := parseWhen(tc.in, now)
-		if (err != nil) != tc.err || (!tc.err && !got.Equal(tc.want)) {
-			t.Errorf("parseWhen(%q) = %v, %v", tc.in, got, err)
+// TestSearchSinceOverflow: since and until go through the one time parser,
+// which refuses an age longer than a duration holds.
+func TestSearchSinceOverflow(t *testing.T) {
+	for _, field := range []string{"since", "until"} {
+		in := SearchInput{Query: "x"}
+		if field == "since" {
+			in.Since = "106752d"
+		} else {
+			in.Until = "106752d"
 		}
+		_, err := in.query(day)
+		if !errors.Is(err, engram.ErrInvalidQuery) || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "106751 days") {
+			t.Errorf("%s 106752d: %v", field, err)
+		}
+	}
+	q, err := SearchInput{Query: "x", Since: "7d"}.query(day)
+	if err != nil || q.Since == nil || !q.Since.Equal(day.Add(-7*24*time.Hour)) {
+		t.Errorf("since 7d: %v, %v", q.Since, err)
 	}
 }

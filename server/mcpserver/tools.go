@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/when"
 )
 
 // MemoryOut is a memory as the tools return it: every field but the vector.
@@ -87,7 +87,7 @@ func (in SearchInput) query(now time.Time) (engram.Query, error) {
 		if b.s == "" {
 			continue
 		}
-		t, err := parseWhen(b.s, now)
+		t, err := when.Parse(b.s, now)
 		if err != nil {
 			return q, fmt.Errorf("%w: %s: %v", engram.ErrInvalidQuery, b.name, err)
 		}
@@ -198,23 +198,4 @@ func memoryOut(m *engram.Memory) *MemoryOut {
 		out.EmbeddingModel = m.Embedding.Model
 	}
 	return out
-}
-
-// parseWhen accepts RFC 3339, a date, or an age before now ("7d", "36h").
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if d, err := strconv.Atoi(n); err == nil && d >= 0 && d <= 1e6 {
-			return now.Add(-time.Duration(d) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is not RFC 3339, YYYY-MM-DD or an age such as 7d", s)
 }
