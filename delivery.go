@@ -147,7 +147,7 @@ func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 			if seen[m.ID] {
 				continue
 			}
-			r := resultOf(m)
+			r := memory.ResultOf(m)
 			n := format.ContextLen(r)
 			if spent+n > opt.Budget {
 				continue // a shorter one may still fit
@@ -246,10 +246,4 @@ func (db *DB) recordUse(ctx context.Context, results []Result) error {
 		return err
 	}
 	return db.sync(ctx)
-}
-
-// resultOf is a memory as a result without search evidence.
-func resultOf(m *memory.Memory) Result {
-	return Result{ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
-		Scope: m.Scope, Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
 }

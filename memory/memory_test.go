@@ -98,3 +98,17 @@ func TestEmbedTextAndHash(t *testing.T) {
 		t.Fatal("different texts share a hash")
 	}
 }
+
+// TestResultOf: every field a result shows comes from the memory, and the
+// search evidence is left empty.
+func TestResultOf(t *testing.T) {
+	at := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	m := &Memory{ID: "01A", Name: "n", Description: "d", Text: "t", Type: "fact", Scene: "s",
+		Scope: map[string]string{"team": "t1"}, Tags: []string{"a"}, Source: "src", Favorite: true, CreatedAt: at,
+		UpdatedAt: at.Add(time.Hour), Uses: 3, Metadata: []byte(`{"k":1}`)}
+	want := Result{ID: "01A", Name: "n", Description: "d", Text: "t", Type: "fact", Scene: "s",
+		Scope: map[string]string{"team": "t1"}, Tags: []string{"a"}, Source: "src", Favorite: true, CreatedAt: at}
+	if got := ResultOf(m); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ResultOf = %+v, want %+v", got, want)
+	}
+}

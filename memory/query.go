@@ -89,6 +89,12 @@ type Result struct {
 	Explain     *Explain          `json:"explain"`
 }
 
+// ResultOf is m as a result, without search evidence (Score and Explain).
+func ResultOf(m *Memory) Result {
+	return Result{ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
+		Scope: m.Scope, Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
+}
+
 // Explain says where a result's score came from. A leg that did not return the
 // result is null.
 type Explain struct {

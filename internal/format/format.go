@@ -29,21 +29,38 @@ func JSON(w io.Writer, v any, compact bool) error {
 // with "…" when at least minCut runes of it fit; what is left out is counted
 // on a last line when that line fits.
 func Context(w io.Writer, results []memory.Result, budget int) error {
+	lines := make([]string, len(results))
+	for i, r := range results {
+		lines[i] = contextLine(r)
+	}
+	_, err := io.WriteString(w, Fit("", lines, budget, minCut, func(k int) string { return fmt.Sprintf("(+%d more not shown)", k) }))
+	return err
+}
+
+// Fit joins header (when not empty) and lines, one a line, in at most budget
+// characters (runes, newlines included; budget ≤ 0 means unlimited); the
+// header always shows. The first line that does not fit whole is cut with "…"
+// when at least minCut runes of it fit, leaving room for more[0]'s count of
+// the lines after it; what is left out is then counted on a last line: the
+// first of the more notes that fits, if any.
+func Fit(header string, lines []string, budget, minCut int, more ...func(left int) string) string {
 	var b strings.Builder
 	used := 0
-	for i, r := range results {
-		line := contextLine(r)
+	if header != "" {
+		b.WriteString(header + "\n")
+		used = utf8.RuneCountInString(header) + 1
+	}
+	for i, line := range lines {
 		n := utf8.RuneCountInString(line) + 1 // with its newline
 		if budget <= 0 || used+n <= budget {
 			b.WriteString(line + "\n")
 			used += n
 			continue
 		}
-		left := len(results) - i
-		note := func(k int) string { return fmt.Sprintf("(+%d more not shown)", k) }
+		left := len(lines) - i
 		room := budget - used - 1
-		if left > 1 {
-			room -= utf8.RuneCountInString(note(left-1)) + 1
+		if left > 1 && len(more) > 0 {
+			room -= utf8.RuneCountInString(more[0](left-1)) + 1
 		}
 		if room >= minCut {
 			line = Truncate(line, room)
@@ -51,13 +68,17 @@ func Context(w io.Writer, results []memory.Result, budget int) error {
 			used += utf8.RuneCountInString(line) + 1
 			left--
 		}
-		if left > 0 && used+utf8.RuneCountInString(note(left))+1 <= budget {
-			b.WriteString(note(left) + "\n")
+		if left > 0 {
+			for _, note := range more {
+				if s := note(left); used+utf8.RuneCountInString(s)+1 <= budget {
+					b.WriteString(s + "\n")
+					break
+				}
+			}
 		}
 		break
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 // minCut is the least of a memory worth showing cut.

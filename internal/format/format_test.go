@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -73,6 +74,38 @@ func TestContextBudget(t *testing.T) {
 				t.Fatalf("%d characters over a budget of %d", n, c.budget)
 			}
 			checkGolden(t, c.golden, buf.Bytes())
+		})
+	}
+}
+
+// TestFit: the header always shows, a line is cut only when minCut of it
+// fits, and the first count note that fits is the one written.
+func TestFit(t *testing.T) {
+	long := func(k int) string { return fmt.Sprintf("(+%d more, and a long explanation)", k) }
+	short := func(k int) string { return fmt.Sprintf("(+%d)", k) }
+	lines := []string{"aaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb", "cccccccccc"}
+	for _, tc := range []struct {
+		name   string
+		header string
+		budget int
+		more   []func(int) string
+		want   string
+	}{
+		{"unlimited", "h", 0, nil, "h\naaaaaaaaaa\nbbbbbbbbbbbbbbbbbbbb\ncccccccccc\n"},
+		{"all fit", "", 44, nil, "aaaaaaaaaa\nbbbbbbbbbbbbbbbbbbbb\ncccccccccc\n"},
+		{"header over budget", "header", 3, []func(int) string{short}, "header\n"},
+		{"cut with room for the count", "", 30, []func(int) string{short}, "aaaaaaaaaa\nbbbbbbbbbbbb…\n(+1)\n"},
+		{"no cut below minCut, short note", "h", 20, []func(int) string{long, short}, "h\naaaaaaaaaa\n(+2)\n"},
+		{"no note fits", "h", 14, []func(int) string{long, short}, "h\naaaaaaaaaa\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Fit(tc.header, lines, tc.budget, 5, tc.more...)
+			if got != tc.want {
+				t.Fatalf("Fit = %q, want %q", got, tc.want)
+			}
+			if n := utf8.RuneCountInString(got); tc.budget > 0 && tc.header != "header" && n > tc.budget {
+				t.Fatalf("%d runes over a budget of %d", n, tc.budget)
+			}
 		})
 	}
 }

@@ -253,14 +253,11 @@ func (r *run) finish(cands []*candidate) {
 		if c.explain.Relevance < r.q.MinRelevance {
 			continue
 		}
-		m := c.m
 		ex := c.explain
 		ex.RRF = round(ex.RRF, 8)
-		r.resp.Results = append(r.resp.Results, memory.Result{
-			ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
-			Scope: m.Scope, Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt,
-			Score: round(c.score, 8), Explain: &ex,
-		})
+		res := memory.ResultOf(c.m)
+		res.Score, res.Explain = round(c.score, 8), &ex
+		r.resp.Results = append(r.resp.Results, res)
 	}
 	r.timed("format", t0)
 }

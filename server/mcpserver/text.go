@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/format"
@@ -45,38 +44,8 @@ func resultLine(r engram.Result, relevance bool) string {
 // shows): the first line that does not fit is cut with "…" when enough of it
 // fits, and what is left out is counted on a last line when that fits.
 func list(header string, lines []string, budget int) string {
-	var b strings.Builder
-	b.WriteString(header + "\n")
-	used := utf8.RuneCountInString(header) + 1
-	for i, line := range lines {
-		n := utf8.RuneCountInString(line) + 1
-		if used+n <= budget {
-			b.WriteString(line + "\n")
-			used += n
-			continue
-		}
-		left := len(lines) - i
-		room := budget - used - 1
-		if left > 1 {
-			room -= utf8.RuneCountInString(moreNote(left-1, false)) + 1
-		}
-		if room >= minCut {
-			line = format.Truncate(line, room)
-			b.WriteString(line + "\n")
-			used += utf8.RuneCountInString(line) + 1
-			left--
-		}
-		if left > 0 {
-			for _, short := range []bool{false, true} {
-				if note := moreNote(left, short); used+utf8.RuneCountInString(note)+1 <= budget {
-					b.WriteString(note + "\n")
-					break
-				}
-			}
-		}
-		break
-	}
-	return b.String()
+	return format.Fit(header, lines, budget, minCut,
+		func(k int) string { return moreNote(k, false) }, func(k int) string { return moreNote(k, true) })
 }
 
 // moreNote counts memories left out of a list.
