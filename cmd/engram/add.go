@@ -30,6 +30,8 @@ func (f *memoryFlags) register(c *cobra.Command) {
 	c.Flags().StringArrayVar(&f.tags, "tag", nil, "tag (repeatable)")
 }
 
+func init() { register(newAdd) }
+
 func newAdd(e *env) *cobra.Command {
 	var f memoryFlags
 	c := &cobra.Command{
@@ -65,72 +67,4 @@ func newAdd(e *env) *cobra.Command {
 	f.register(c)
 	c.Flags().BoolVar(&f.favorite, "favorite", false, "mark as a favorite")
 	return c
-}
-
-func newUpdate(e *env) *cobra.Command {
-	var f memoryFlags
-	var text string
-	var fav string
-	c := &cobra.Command{
-		Use:   "update ID",
-		Short: "Change a memory's fields (only the flags given)",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			var p engram.Patch
-			str := func(name string, v *string) *string {
-				if cmd.Flags().Changed(name) {
-					return v
-				}
-				return nil
-			}
-			p.Text = str("text", &text)
-			p.Name = str("name", &f.name)
-			p.Description = str("description", &f.description)
-			p.Type = str("type", &f.typ)
-			p.Scene = str("scene", &f.scene)
-			p.Source = str("source", &f.source)
-			if cmd.Flags().Changed("scope") {
-				scope, err := memory.ParseScope(f.scope...)
-				if err != nil {
-					return usageError{fmt.Errorf("--scope: %w", err)}
-				}
-				p.Scope = &scope
-			}
-			if cmd.Flags().Changed("tag") {
-				p.Tags = &f.tags
-			}
-			if cmd.Flags().Changed("metadata") {
-				raw := json.RawMessage(f.metadata)
-				p.Metadata = &raw
-			}
-			if cmd.Flags().Changed("favorite") {
-				on, err := parseBool(fav)
-				if err != nil {
-					return usageError{fmt.Errorf("--favorite: %w", err)}
-				}
-				p.Favorite = &on
-			}
-			return e.withStore(cmd.Context(), func(db store) error {
-				m, err := db.Update(cmd.Context(), a[0], p)
-				if err != nil {
-					return err
-				}
-				return e.out(m, func(w io.Writer) error { _, err := fmt.Fprintln(w, m.ID); return err })
-			})
-		},
-	}
-	f.register(c)
-	c.Flags().StringVar(&text, "text", "", "new text")
-	c.Flags().StringVar(&fav, "favorite", "", "true or false")
-	return c
-}
-
-func parseBool(s string) (bool, error) {
-	switch strings.ToLower(s) {
-	case "true", "yes", "on", "1":
-		return true, nil
-	case "false", "no", "off", "0":
-		return false, nil
-	}
-	return false, fmt.Errorf("%q is not true or false", s)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,10 +10,7 @@ import (
 	"github.com/engram-memory/engram/memory"
 )
 
-func init() {
-	register(newBrief)
-	register(newInject)
-}
+func init() { register(newBrief) }
 
 // deliveryFlags are the options brief and inject share.
 type deliveryFlags struct {
@@ -81,63 +77,3 @@ scope prints nothing. --json gives each item with the reason it was chosen.`,
 	c.Flags().IntVar(&f.limit, "limit", 0, "memories at most (0: as many as the budget holds)")
 	return c
 }
-
-func newInject(e *env) *cobra.Command {
-	var f deliveryFlags
-	var minRel float64
-	c := &cobra.Command{
-		Use:   "inject PROMPT",
-		Short: "Print the memories relevant to a prompt, or nothing",
-		Long: `Recall memories for a user prompt and print only those whose relevance clears
-the bar (--min-relevance, 0 to 1), within the character budget, formatted for
-direct insertion into an LLM's context. When nothing clears the bar it prints
-nothing and exits 0, so a host can run it on every prompt. PROMPT - reads the
-prompt from stdin. --json always prints the injection object.`,
-		Example: `  engram inject "how do we deploy to production?" --scope project=engram`,
-		Args:    args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			fl, err := f.filter()
-			if err != nil {
-				return err
-			}
-			opt := engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit, NoRecord: f.noRecord}
-			if cmd.Flags().Changed("min-relevance") {
-				if minRel < 0 || minRel > 1 {
-					return usagef("--min-relevance %g: want 0 to 1", minRel)
-				}
-				opt.MinRelevance = &minRel
-			}
-			prompt := a[0]
-			if prompt == "-" {
-				b, err := io.ReadAll(io.LimitReader(e.stdin, maxPrompt+1))
-				if err != nil {
-					return fmt.Errorf("read prompt: %w", err)
-				}
-				if len(b) > maxPrompt {
-					return usagef("prompt on stdin is longer than %d bytes", maxPrompt)
-				}
-				prompt = string(b)
-			}
-			if strings.TrimSpace(prompt) == "" {
-				return usagef("inject: the prompt is empty")
-			}
-			return e.withStore(cmd.Context(), func(db store) error {
-				inj, err := db.Inject(cmd.Context(), prompt, opt)
-				if err != nil {
-					return err
-				}
-				return e.out(inj, func(w io.Writer) error {
-					_, err := io.WriteString(w, inj.Text)
-					return err
-				})
-			})
-		},
-	}
-	f.register(c, engram.DefaultInjectBudget)
-	c.Flags().IntVar(&f.limit, "limit", engram.DefaultInjectLimit, "memories at most")
-	c.Flags().Float64Var(&minRel, "min-relevance", engram.DefaultInjectRelevance, "relevance bar (0–1) a memory must clear")
-	return c
-}
-
-// maxPrompt bounds a prompt read from stdin.
-const maxPrompt = 1 << 20

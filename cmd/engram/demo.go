@@ -53,6 +53,8 @@ var demoCases = []demoCase{
 		"No word of the query is in the memory (colour scheme vs dark themes): only the embedding connects them."},
 }
 
+func init() { register(newDemo) }
+
 func newDemo(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",

@@ -10,6 +10,8 @@ import (
 	"github.com/engram-memory/engram"
 )
 
+func init() { register(newImport) }
+
 func newImport(e *env) *cobra.Command {
 	var skip bool
 	c := &cobra.Command{
@@ -47,15 +49,4 @@ func newImport(e *env) *cobra.Command {
 	}
 	c.Flags().BoolVar(&skip, "skip-invalid", false, "import the valid lines and report each skipped line")
 	return c
-}
-
-func newExport(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "export",
-		Short: "Write every memory as JSONL to stdout (import restores it exactly)",
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.withStore(cmd.Context(), func(db store) error { return db.Export(cmd.Context(), e.stdout) })
-		},
-	}
 }

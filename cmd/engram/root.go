@@ -38,10 +38,6 @@ The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), openai, ollama or 
 	root.PersistentFlags().StringVar(&e.dbPath, "db", "", "database file (default $ENGRAM_DB or the user data directory)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "machine-readable JSON output")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(
-		newDemo(e), newAdd(e), newImport(e), newExport(e), newGet(e), newUpdate(e), newDelete(e),
-		newFavorite(e), newTouch(e), newSearch(e), newEmbed(e), newReindex(e), newStats(e),
-	)
 	for _, c := range registered {
 		root.AddCommand(c(e))
 	}
@@ -51,8 +47,8 @@ The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), openai, ollama or 
 	return root
 }
 
-// registered holds commands that files add with register from init, so a new
-// subcommand is one new file.
+// registered holds the subcommands, one file each, which add themselves with
+// register from init: a new subcommand is one new file. Help lists them by name.
 var registered []func(*env) *cobra.Command
 
 func register(c func(*env) *cobra.Command) { registered = append(registered, c) }

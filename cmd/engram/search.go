@@ -32,6 +32,8 @@ type searchFlags struct {
 	budget                       int
 }
 
+func init() { register(newSearch) }
+
 func newSearch(e *env) *cobra.Command {
 	var f searchFlags
 	c := &cobra.Command{

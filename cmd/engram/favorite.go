@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newFavorite) }
+
+func newFavorite(e *env) *cobra.Command {
+	var off bool
+	c := &cobra.Command{
+		Use:   "favorite ID",
+		Short: "Mark a memory as a favorite (×1.15 in ranking); --off to unmark",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return e.withStore(cmd.Context(), func(db store) error {
+				m, err := db.Favorite(cmd.Context(), a[0], !off)
+				if err != nil {
+					return err
+				}
+				return e.out(m, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "%s favorite=%v\n", m.ID, m.Favorite)
+					return err
+				})
+			})
+		},
+	}
+	c.Flags().BoolVar(&off, "off", false, "remove the mark")
+	return c
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newStats) }
+
+func newStats(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats",
+		Short: "Count what the store holds",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.withStore(cmd.Context(), func(db store) error {
+				s, err := db.Stats(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return e.outf(s, "%s: %d memories (%d favorites), %d bytes\nembedder %s, vector weight %g (%s)\nembedded: %s\ntypes: %s\n",
+					s.Path, s.Memories, s.Favorites, s.FileBytes, s.Embedder, s.VectorWeight, s.WeightSource, counts(s.Embedded), counts(s.Types))
+			})
+		},
+	}
+}
+
+// counts renders a count map as "a 3, b 1", largest first, or "none".
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
