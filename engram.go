@@ -45,6 +45,10 @@ var (
 	ErrNotEngram    = store.ErrNotEngram
 	ErrNewerSchema  = store.ErrNewerSchema
 	ErrBadPath      = store.ErrBadPath
+	// ErrNoLLM and ErrNoReranker are the reasons a search gives in degraded
+	// when it was asked for HyDE or a rerank the DB has no provider for.
+	ErrNoLLM      = recall.ErrNoLLM
+	ErrNoReranker = recall.ErrNoReranker
 )
 
 // Options configure a DB. The zero value is the embedded default: the built-in

@@ -130,8 +130,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader, opt ImportOptions) (Impor
 		return res, err
 	}
 	if len(bad) > 0 && !opt.SkipInvalid {
-		return res, fmt.Errorf("%w: %v (nothing imported; %d invalid line(s), use --skip-invalid to import the rest)",
-			ErrInvalid, bad[0], len(bad))
+		return res, fmt.Errorf("%w: %w (nothing imported; %d invalid line(s))", ErrInvalid, bad[0], len(bad))
 	}
 	res.Skipped = bad
 	if len(mems) == 0 {

@@ -186,7 +186,7 @@ func (s *Scoped) Import(ctx context.Context, r io.Reader, opt ImportOptions) (Im
 		return res, err
 	}
 	if len(bad) > 0 && !opt.SkipInvalid {
-		return res, fmt.Errorf("%w: %v (nothing imported)", ErrInvalid, bad[0])
+		return res, fmt.Errorf("%w: %w (nothing imported; %d invalid line(s))", ErrInvalid, bad[0], len(bad))
 	}
 	res.Skipped = bad
 	if len(mems) == 0 {

@@ -146,7 +146,7 @@ func (db *DB) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded
 		return err
 	})
 	if err != nil {
-		return embedded, fmt.Sprintf("embedder %s: %v; stored without vectors, run engram reindex later", model, err)
+		return embedded, fmt.Sprintf("embedder %s: %v; stored without vectors (Reindex gives them theirs later)", model, err)
 	}
 	return embedded, ""
 }

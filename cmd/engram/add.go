@@ -54,9 +54,7 @@ func newAdd(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if res.Deferred != "" {
-					fmt.Fprintln(e.stderr, "engram: warning: "+res.Deferred)
-				}
+				e.warnDeferred(res.Deferred)
 				return e.out(res, func(w io.Writer) error {
 					_, err := fmt.Fprintln(w, strings.Join(res.IDs, "\n"))
 					return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,15 +31,17 @@ func newImport(e *env) *cobra.Command {
 			}
 			return e.withStore(cmd.Context(), func(db store) error {
 				res, err := db.Import(cmd.Context(), in, engram.ImportOptions{SkipInvalid: skip})
+				var bad engram.LineError
+				if err != nil && !skip && errors.As(err, &bad) {
+					return fmt.Errorf("%w; --skip-invalid imports the valid lines", err)
+				}
 				if err != nil {
 					return err
 				}
 				for _, s := range res.Skipped {
 					fmt.Fprintf(e.stderr, "engram: skipped %v\n", s)
 				}
-				if res.Deferred != "" {
-					fmt.Fprintln(e.stderr, "engram: warning: "+res.Deferred)
-				}
+				e.warnDeferred(res.Deferred)
 				return e.out(res, func(w io.Writer) error {
 					_, err := fmt.Fprintf(w, "imported %d memories (%d embedded, %d lines skipped)\n",
 						len(res.IDs), res.Embedded, len(res.Skipped))

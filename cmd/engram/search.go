@@ -66,10 +66,11 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 				if err != nil {
 					return err
 				}
-				switch {
-				case e.json:
+				if e.json {
 					return format.JSON(e.stdout, resp, false)
-				case f.context:
+				}
+				e.printHints(degradedHints(resp.Degraded))
+				if f.context {
 					return format.Context(e.stdout, resp.Results, f.budget)
 				}
 				return format.Explained(e.stdout, resp)

@@ -40,6 +40,12 @@ const (
 // ErrInvalidQuery wraps every rejection of a query.
 var ErrInvalidQuery = errors.New("invalid query")
 
+// Reasons a stage asked for was skipped: the degraded entry's reason.
+var (
+	ErrNoLLM      = errors.New("no LLM configured")
+	ErrNoReranker = errors.New("no reranker configured")
+)
+
 // Config is what a Searcher may use. Nil providers mean the stage is absent.
 type Config struct {
 	Embedder     embed.Embedder
@@ -220,10 +226,10 @@ func (r *run) queryVector(ctx context.Context) []float32 {
 	}
 	sort.Strings(names) // a stable response
 	for _, other := range names {
-		r.degrade("vector", fmt.Errorf("%d memories embedded with model %s were not compared with the query's model %s (run engram reindex)", others[other], other, model))
+		r.degrade("vector", fmt.Errorf("%d memories embedded with model %s were not compared with the query's model %s", others[other], other, model))
 	}
 	if stored == 0 {
-		r.degrade("vector", fmt.Errorf("no memory has a vector from model %s yet (run engram reindex)", model))
+		r.degrade("vector", fmt.Errorf("no memory has a vector from model %s yet", model))
 		return nil
 	}
 	text := q.Query
@@ -261,7 +267,7 @@ func (r *run) queryVector(ctx context.Context) []float32 {
 // hyde rewrites the query for the vector leg; on any failure it keeps the query.
 func (r *run) hyde(ctx context.Context) string {
 	if r.s.LLM == nil {
-		r.degrade("hyde", errors.New("no LLM configured (set ENGRAM_LLM_URL and ENGRAM_LLM_MODEL)"))
+		r.degrade("hyde", ErrNoLLM)
 		return r.q.Query
 	}
 	t0 := time.Now()

@@ -141,7 +141,7 @@ func (r *run) rerank(ctx context.Context, cands []*candidate) []*candidate {
 		return cands
 	}
 	if r.s.Reranker == nil {
-		r.degrade("rerank", fmt.Errorf("no reranker configured (set ENGRAM_RERANK_URL)"))
+		r.degrade("rerank", ErrNoReranker)
 		return cands
 	}
 	depth := r.s.RerankDepth
@@ -217,7 +217,7 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 		hasVec = hasVec || c.vec != nil
 	}
 	if !hasVec && len(cands) > 0 {
-		r.degrade("mmr", fmt.Errorf("no candidate has a stored vector to compare (no embedder, or run engram reindex): kept the order"))
+		r.degrade("mmr", fmt.Errorf("no candidate has a stored vector from the query's model to compare: kept the order"))
 		return cands
 	}
 	t0 := time.Now()

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
+)
+
+// The library says what is wrong; the CLI says which command, flag or
+// environment variable fixes it. These hints go to stderr, so the output a
+// script reads is the same with or without them.
+
+// reindexHint follows anything a reindex with the current model fixes.
+const reindexHint = "run engram reindex to give the memories vectors from the current model"
+
+// degradedHints are the fixes for a response's degraded stages, each once.
+func degradedHints(ds []memory.Degraded) []string {
+	var out []string
+	for _, d := range ds {
+		if h := degradedHint(d); h != "" && !contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func degradedHint(d memory.Degraded) string {
+	switch {
+	case d.Stage == "hyde" && d.Reason == engram.ErrNoLLM.Error():
+		return "set ENGRAM_LLM_URL and ENGRAM_LLM_MODEL for --hyde"
+	case d.Stage == "rerank" && d.Reason == engram.ErrNoReranker.Error():
+		return "set ENGRAM_RERANK_URL (or ENGRAM_RERANK=llm with ENGRAM_LLM_URL) for --rerank"
+	case d.Stage == "vector" && (strings.Contains(d.Reason, "were not compared with the query's model") ||
+		strings.HasPrefix(d.Reason, "no memory has a vector from model")),
+		d.Stage == "mmr" && strings.HasPrefix(d.Reason, "no candidate has a stored vector"):
+		return reindexHint
+	}
+	return ""
+}
+
+// warnDeferred reports memories stored without vectors, and the fix.
+func (e *env) warnDeferred(reason string) {
+	if reason == "" {
+		return
+	}
+	fmt.Fprintln(e.stderr, "engram: warning: "+reason)
+	fmt.Fprintln(e.stderr, "engram: hint: "+reindexHint+" once the embedder answers")
+}
+
+// printHints writes hints to stderr.
+func (e *env) printHints(hints []string) {
+	for _, h := range hints {
+		fmt.Fprintln(e.stderr, "engram: hint: "+h)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
