@@ -283,10 +283,12 @@ func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
 }
 
 // BM25 runs the keyword leg: the top k documents in allow for the query text,
-// with the query's score upper bound (for relevance).
+// and the keyword relevance signal's denominator for it, the BM25 score of a
+// full match if the store held every query term (bm25.Index.QueryBound). The
+// query is tokenized once for both.
 func (ix *Index) BM25(query string, allow *docset.Set, k int) ([]bm25.Hit, float64) {
 	terms := ix.tok.Tokens(query)
-	return ix.bm.Search(terms, allow, k), ix.bm.UpperBound(terms)
+	return ix.bm.Search(terms, allow, k), ix.bm.QueryBound(terms)
 }
 
 // Vectors returns the vector index of a model, or nil.

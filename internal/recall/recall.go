@@ -301,7 +301,7 @@ func (r *run) fuseUnderLock(qvec []float32, wantBM25 bool) []*candidate {
 	var (
 		wg      sync.WaitGroup
 		bmHits  []bm25.Hit
-		upper   float64
+		bound   float64
 		vecHits []vector.Hit
 		bmDur   time.Duration
 		vecDur  time.Duration
@@ -311,7 +311,7 @@ func (r *run) fuseUnderLock(qvec []float32, wantBM25 bool) []*candidate {
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			bmHits, upper = ix.BM25(q.Query, allow, pool)
+			bmHits, bound = ix.BM25(q.Query, allow, pool)
 			bmDur = time.Since(t)
 		}()
 		r.resp.Stages = append(r.resp.Stages, "bm25")
@@ -335,7 +335,7 @@ func (r *run) fuseUnderLock(qvec []float32, wantBM25 bool) []*candidate {
 	}
 
 	t0 = time.Now()
-	cands := r.fuse(bmHits, upper, vecHits, pool)
+	cands := r.fuse(bmHits, bound, vecHits, pool)
 	r.timed("fusion", t0)
 	t0 = time.Now()
 	r.boost(cands)

@@ -24,7 +24,7 @@ const (
 
 // fuse merges the legs with the query's fusion and weights. Every result keeps
 // its per-leg rank and score for explain.
-func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit, pool int) []*candidate {
+func (r *run) fuse(bmHits []bm25.Hit, full float64, vecHits []vector.Hit, pool int) []*candidate {
 	s, q := r.s, r.q
 	ix := s.Index
 	wb, wv := 1.0, s.VectorWeight
@@ -77,10 +77,8 @@ func (r *run) fuse(bmHits []bm25.Hit, upper float64, vecHits []vector.Hit, pool 
 	}
 	r.resp.Fusion = info
 
-	full := 0.0 // the relevance signal's BM25 denominator (relevance.go)
-	if r.resp.Strategy != memory.StrategyVector {
-		full = ix.QueryBound(q.Query)
-	}
+	// full is the relevance signal's BM25 denominator (relevance.go), from
+	// the BM25 leg (0 when it did not run).
 	out := make([]*candidate, 0, len(fused))
 	for _, f := range fused {
 		doc, _ := ix.DocOf(f.ID)
