@@ -242,7 +242,7 @@ func (db *DB) recordUse(ctx context.Context, results []Result) error {
 	for i, r := range results {
 		ids[i] = r.ID
 	}
-	if err := db.st.RecordUse(ctx, ids, time.Now().UTC()); err != nil {
+	if _, _, _, err := db.st.RecordUse(ctx, nil, ids, time.Now().UTC(), false); err != nil {
 		return err
 	}
 	return db.sync(ctx)

@@ -54,7 +54,7 @@ func (db *DB) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 		prepared[i] = m
 	}
 	res.Embedded, res.Deferred = db.embedMissing(ctx, prepared)
-	first, last, err := db.st.Put(ctx, prepared)
+	first, last, err := db.st.Put(ctx, nil, prepared)
 	if err != nil {
 		return res, err
 	}
@@ -208,7 +208,7 @@ func (db *DB) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 			db.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
 		}
 	}
-	first, last, err := db.st.Put(ctx, []*memory.Memory{&m})
+	first, last, err := db.st.Put(ctx, nil, []*memory.Memory{&m})
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +227,11 @@ func (db *DB) Favorite(ctx context.Context, id string, on bool) (*Memory, error)
 // Delete removes memories. It returns how many existed; deleting a single id
 // that does not exist is ErrNotFound.
 func (db *DB) Delete(ctx context.Context, ids ...string) (int, error) {
-	n, err := db.st.Delete(ctx, ids)
+	deleted, _, _, err := db.st.Delete(ctx, nil, ids)
 	if err != nil {
 		return 0, err
 	}
+	n := len(deleted)
 	if err := db.sync(ctx); err != nil {
 		return n, err
 	}
@@ -247,7 +248,7 @@ func (db *DB) Touch(ctx context.Context, ids ...string) error {
 			return err
 		}
 	}
-	if err := db.st.RecordUse(ctx, ids, time.Now().UTC()); err != nil {
+	if _, _, _, err := db.st.RecordUse(ctx, nil, ids, time.Now().UTC(), false); err != nil {
 		return err
 	}
 	return db.sync(ctx)

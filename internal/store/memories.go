@@ -38,13 +38,27 @@ const memoryColumns = `id, name, description, text, type, scene, scope, tags, so
 
 // Put inserts or replaces memories in one transaction: either all are stored
 // or none. Each memory must already be normalised and carry an id and times.
-// It returns the change-log sequence numbers the write took, first to last:
-// one per memory, contiguous, since the transaction holds the write lock.
-func (s *Store) Put(ctx context.Context, mems []*memory.Memory) (first, last int64, err error) {
+// With a scope (a tenant's), a memory may replace only one inside it: an id
+// held outside is refused as taken, inside the same transaction, and nothing
+// is stored. It returns the change-log sequence numbers the write took, first
+// to last: one per memory, contiguous, since the transaction holds the write
+// lock.
+func (s *Store) Put(ctx context.Context, scope map[string]string, mems []*memory.Memory) (first, last int64, err error) {
 	if len(mems) == 0 {
 		return 0, 0, nil
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		if len(scope) > 0 {
+			for _, m := range mems {
+				in, found, err := s.rowInScope(ctx, tx, m.ID, scope)
+				if err != nil {
+					return err
+				}
+				if found && !in {
+					return fmt.Errorf("%w: id %q is taken", memory.ErrInvalid, m.ID)
+				}
+			}
+		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
@@ -97,7 +111,7 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*memory.M
 			return nil, fmt.Errorf("read memories: %w", err)
 		}
 		for rows.Next() {
-			m, err := scanMemory(rows)
+			m, err := s.scanMemory(rows)
 			if err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read memories: %w", err)
@@ -113,31 +127,88 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*memory.M
 	return out, nil
 }
 
-// Delete removes the memories with the given ids and returns how many existed.
-func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
-	n := 0
-	err := s.write(ctx, func(tx *sql.Tx) error {
+// Delete removes, in one transaction, the memories with the given ids that
+// exist (inside scope, when one is given) and returns their ids with the
+// change-log sequence numbers the write took, first to last (0, 0 when
+// nothing was deleted).
+func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []string) (deleted []string, first, last int64, err error) {
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		deleted = deleted[:0]
 		for _, id := range ids {
+			if len(scope) > 0 {
+				in, _, err := s.rowInScope(ctx, tx, id, scope)
+				if err != nil {
+					return err
+				}
+				if !in {
+					continue
+				}
+			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ?`, id)
 			if err != nil {
 				return err
 			}
 			if k, _ := res.RowsAffected(); k > 0 {
-				n += int(k)
-				if _, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpDelete); err != nil {
+				log, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpDelete)
+				if err != nil {
 					return err
 				}
+				if last, err = log.LastInsertId(); err != nil {
+					return err
+				}
+				deleted = append(deleted, id)
 			}
 		}
+		first = last - int64(len(deleted)) + 1
 		return nil
 	})
-	return n, err
+	if err != nil || len(deleted) == 0 {
+		return nil, 0, 0, err
+	}
+	return deleted, first, last, nil
+}
+
+// rowInScope reads the scope of the row with id inside tx: found says whether
+// it exists, in whether it carries every key=value of scope.
+func (s *Store) rowInScope(ctx context.Context, tx *sql.Tx, id string, scope map[string]string) (in, found bool, err error) {
+	var raw string
+	err = tx.QueryRowContext(ctx, `SELECT scope FROM memories WHERE id = ?`, id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("read memory %s: %w", id, err)
+	}
+	s.rowsRead.Add(1)
+	in, err = scopeHolds(raw, scope)
+	if err != nil {
+		return false, true, fmt.Errorf("memory %s: %w", id, err)
+	}
+	return in, true, nil
+}
+
+// scopeHolds reports whether a row's scope column (a JSON object) carries
+// every key=value of scope.
+func scopeHolds(raw string, scope map[string]string) (bool, error) {
+	if len(scope) == 0 {
+		return true, nil
+	}
+	var have map[string]string
+	if err := json.Unmarshal([]byte(raw), &have); err != nil {
+		return false, fmt.Errorf("scope: %w", err)
+	}
+	for k, v := range scope {
+		if have[k] != v {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Get returns one memory, or an error wrapping memory.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*memory.Memory, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id)
-	m, err := scanMemory(row)
+	m, err := s.scanMemory(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
 	}
@@ -155,7 +226,7 @@ func (s *Store) Scan(ctx context.Context, fn func(*memory.Memory) error) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		m, err := scanMemory(rows)
+		m, err := s.scanMemory(rows)
 		if err != nil {
 			return fmt.Errorf("scan memories: %w", err)
 		}
@@ -198,36 +269,117 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, 
 	return out, rows.Err()
 }
 
-// RecordUse adds one use to each memory at time now: uses+1 and the demand,
-// decayed to now, +1.
-func (s *Store) RecordUse(ctx context.Context, ids []string, now time.Time) error {
+// Usage is a memory's use statistics, as RecordUse left them.
+type Usage struct {
+	ID     string
+	Uses   int64
+	Demand float64
+	At     *time.Time // DemandAt, in UTC as a row reads back
+}
+
+// RecordUse adds one use to each memory at time now, in one transaction:
+// uses+1 and the demand, decayed to now, +1. It reads each row's counters
+// once, inside the transaction, and returns what it wrote, in order, with the
+// change-log sequence numbers the write took, first to last (0, 0 when it
+// wrote nothing), so that a caller can apply the uses without reading the rows
+// again. Ids that do not exist or lie outside scope (when one is given) are
+// skipped; with strict, the first such id fails the whole write (wrapping
+// memory.ErrNotFound) and nothing is recorded.
+func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time, strict bool) (uses []Usage, first, last int64, err error) {
 	if len(ids) == 0 {
-		return nil
+		return nil, 0, 0, nil
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	at := time.Unix(0, now.UnixNano()).UTC()
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		uses = uses[:0]
 		for _, id := range ids {
-			var demand float64
-			var at sql.NullInt64
-			err := tx.QueryRowContext(ctx, `SELECT demand, demand_at FROM memories WHERE id = ?`, id).Scan(&demand, &at)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // deleted meanwhile
+			var (
+				n      int64
+				demand float64
+				prev   sql.NullInt64
+				raw    string
+			)
+			err := tx.QueryRowContext(ctx, `SELECT uses, demand, demand_at, scope FROM memories WHERE id = ?`, id).Scan(&n, &demand, &prev, &raw)
+			in := err == nil
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("read memory %s: %w", id, err)
 			}
+			if in {
+				s.rowsRead.Add(1)
+				if in, err = scopeHolds(raw, scope); err != nil {
+					return fmt.Errorf("memory %s: %w", id, err)
+				}
+			}
+			if !in {
+				if strict {
+					return fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
+				}
+				continue // deleted meanwhile, or another tenant's
+			}
+			if prev.Valid {
+				demand = memory.Decay(demand, now.Sub(time.Unix(0, prev.Int64)))
+			}
+			u := Usage{ID: id, Uses: n + 1, Demand: demand + 1, At: &at}
+			if _, err := tx.ExecContext(ctx, `UPDATE memories SET uses = ?, demand = ?, demand_at = ? WHERE id = ?`,
+				u.Uses, u.Demand, at.UnixNano(), id); err != nil {
+				return err
+			}
+			log, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpUse)
 			if err != nil {
 				return err
 			}
-			if at.Valid {
-				demand = memory.Decay(demand, now.Sub(time.Unix(0, at.Int64)))
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE memories SET uses = uses + 1, demand = ?, demand_at = ? WHERE id = ?`,
-				demand+1, now.UnixNano(), id); err != nil {
+			if last, err = log.LastInsertId(); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpUse); err != nil {
-				return err
-			}
+			uses = append(uses, u)
 		}
+		first = last - int64(len(uses)) + 1
 		return nil
 	})
+	if err != nil || len(uses) == 0 {
+		return nil, 0, 0, err
+	}
+	return uses, first, last, nil
+}
+
+// Usages reads the use statistics of the memories with the given ids that
+// exist, by id: what a reader applying another process's uses needs, without
+// decoding whole rows.
+func (s *Store) Usages(ctx context.Context, ids []string) (map[string]Usage, error) {
+	out := make(map[string]Usage, len(ids))
+	const chunk = 500
+	for len(ids) > 0 {
+		n := min(chunk, len(ids))
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT id, uses, demand, demand_at FROM memories WHERE id IN (?`+
+			strings.Repeat(",?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read use counts: %w", err)
+		}
+		for rows.Next() {
+			var u Usage
+			var at sql.NullInt64
+			if err := rows.Scan(&u.ID, &u.Uses, &u.Demand, &at); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read use counts: %w", err)
+			}
+			if at.Valid {
+				t := time.Unix(0, at.Int64).UTC()
+				u.At = &t
+			}
+			s.rowsRead.Add(1)
+			out[u.ID] = u
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read use counts: %w", err)
+		}
+		ids = ids[n:]
+	}
+	return out, nil
 }
 
 // EmbeddingUpdate sets one memory's embedding if its content is still Hash.
@@ -309,6 +461,15 @@ func rowArgs(m *memory.Memory) ([]any, error) {
 }
 
 type scanner interface{ Scan(dest ...any) error }
+
+// scanMemory reads one whole row and counts it in rowsRead.
+func (s *Store) scanMemory(r scanner) (*memory.Memory, error) {
+	m, err := scanMemory(r)
+	if err == nil {
+		s.rowsRead.Add(1)
+	}
+	return m, err
+}
 
 func scanMemory(r scanner) (*memory.Memory, error) {
 	var (

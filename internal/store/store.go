@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -35,6 +36,8 @@ var (
 type Store struct {
 	db   *sql.DB
 	path string
+	// rowsRead counts the rows of memories read, whole or in part.
+	rowsRead atomic.Int64
 }
 
 // Open opens or creates the database at path.
@@ -110,6 +113,11 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Path is the file's path.
 func (s *Store) Path() string { return s.path }
+
+// RowsRead is how many rows of memories this handle has read since Open,
+// whole or in part (a use count, a scope check): a diagnostic for tests and
+// benchmarks that bound the reads an operation makes.
+func (s *Store) RowsRead() int64 { return s.rowsRead.Load() }
 
 const schemaV1 = `
 CREATE TABLE memories (

@@ -42,7 +42,7 @@ func TestRoundTrip(t *testing.T) {
 	s, _ := openTemp(t)
 	want := testMemory("01A")
 	plain := &memory.Memory{ID: "01B", Text: "plain", Type: "note", CreatedAt: time.Unix(0, 5).UTC(), UpdatedAt: time.Unix(0, 5).UTC()}
-	first, last, err := s.Put(ctx, []*memory.Memory{want, plain})
+	first, last, err := s.Put(ctx, nil, []*memory.Memory{want, plain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,8 @@ func TestRoundTrip(t *testing.T) {
 	if _, err := s.Get(ctx, "nope"); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("Get(nope) err = %v, want ErrNotFound", err)
 	}
-	n, err := s.Delete(ctx, []string{"01A", "nope"})
-	if err != nil || n != 1 {
+	deleted, _, _, err := s.Delete(ctx, nil, []string{"01A", "nope"})
+	if n := len(deleted); err != nil || n != 1 {
 		t.Fatalf("Delete = %d, %v; want 1", n, err)
 	}
 	ch, err := s.Changes(ctx, 0, 100)
@@ -80,7 +80,7 @@ func TestPutIsAllOrNothing(t *testing.T) {
 	s, _ := openTemp(t)
 	bad := testMemory("02")
 	bad.Embedding.Dim = 7 // inconsistent: rejected inside the transaction
-	if _, _, err := s.Put(ctx, []*memory.Memory{testMemory("01"), bad}); err == nil {
+	if _, _, err := s.Put(ctx, nil, []*memory.Memory{testMemory("01"), bad}); err == nil {
 		t.Fatal("Put with a bad memory succeeded")
 	}
 	if n, _ := s.Count(ctx); n != 0 {
@@ -169,7 +169,7 @@ func TestTwoHandles(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
 				m := testMemory(fmt.Sprintf("w%d-%03d", w, i))
-				if _, _, err := s.Put(ctx, []*memory.Memory{m}); err != nil {
+				if _, _, err := s.Put(ctx, nil, []*memory.Memory{m}); err != nil {
 					errs <- err
 					return
 				}
@@ -194,7 +194,7 @@ func TestSetEmbeddingsSkipsStale(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
 	m := testMemory("01")
-	if _, _, err := s.Put(ctx, []*memory.Memory{m}); err != nil {
+	if _, _, err := s.Put(ctx, nil, []*memory.Memory{m}); err != nil {
 		t.Fatal(err)
 	}
 	e := &memory.Embedding{Model: "m2", Dim: 2, Vector: []float32{1, 2}}
