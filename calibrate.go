@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/calibrate"
-	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/memory"
 )
@@ -67,7 +65,8 @@ type CalibrateResult struct {
 // it (weight_source "store"). A weight given in Options.VectorWeight still
 // overrides the stored one.
 func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateResult, error) {
-	if db.embedder == nil {
+	e := db.e
+	if e.embedder == nil {
 		return nil, fmt.Errorf("%w: calibrate needs an embedder: %w", ErrInvalid, embed.ErrNoEmbedder)
 	}
 	if opt.Method == "" {
@@ -87,19 +86,24 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 			return nil, fmt.Errorf("%w: calibrate weight %v must be a number in [0, 1e6]", ErrInvalid, w)
 		}
 	}
-	if err := db.sync(ctx); err != nil {
+	forker, ok := e.be.(backend.Forker)
+	if !ok {
+		return nil, fmt.Errorf("calibrate: %w", ErrUnsupported)
+	}
+	if err := e.sync(ctx); err != nil {
 		return nil, err
 	}
-	mems := db.memoriesWithVectors()
-	// Each's order follows document numbers; sort so a seed means the same draw.
-	slices.SortFunc(mems, func(a, b *memory.Memory) int { return strings.Compare(a.ID, b.ID) })
-
+	// List's id order means a seed means the same draw.
+	var mems []*memory.Memory
+	if err := e.be.List(ctx, backend.ListQuery{}, func(m *memory.Memory) error { mems = append(mems, m); return nil }); err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
 	set := calibrate.Make(mems, opt.Method, opt.Samples, opt.Seed)
 	if len(set.Queries) < MinCalibrateQueries {
 		return nil, fmt.Errorf("%w: calibrate: the store gives %d pseudo-queries (method %s), need %d: too few memories of 8 words or more",
 			ErrInvalid, len(set.Queries), opt.Method, MinCalibrateQueries)
 	}
-	s, err := db.calibrationSearcher(ctx, mems, set.Edited, len(set.Queries))
+	s, err := e.calibrationSearcher(ctx, forker, mems, set.Edited, len(set.Queries))
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +122,8 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 	if err != nil {
 		return nil, err
 	}
-	res := &CalibrateResult{Model: db.embedder.Model(), Method: sw.Method, Queries: sw.Queries, Points: sw.Points, Chosen: sw.Best}
-	res.Previous, res.PreviousSource = db.vectorWeight()
+	res := &CalibrateResult{Model: e.embedder.Model(), Method: sw.Method, Queries: sw.Queries, Points: sw.Points, Chosen: sw.Best}
+	res.Previous, res.PreviousSource = e.vectorWeight()
 	if !opt.DryRun {
 		if err := db.SetVectorWeight(ctx, sw.Best); err != nil {
 			return nil, fmt.Errorf("store calibrated weight: %w", err)
@@ -129,40 +133,16 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 	return res, nil
 }
 
-// memoriesWithVectors copies every memory with its stored vector from the
-// current model: the index keeps vectors in the vector index, not on the
-// memories, and the calibration index needs them on the memories it is built
-// from.
-func (db *DB) memoriesWithVectors() []*memory.Memory {
-	model := db.embedder.Model()
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	vi := db.ix.Vectors(model)
-	mems := make([]*memory.Memory, 0, db.ix.Len())
-	db.ix.Each(nil, func(m *memory.Memory) bool {
-		c := *m
-		c.Embedding = nil
-		if doc, ok := db.ix.DocOf(m.ID); ok && vi != nil {
-			if v := vi.Vector(doc); v != nil {
-				c.Embedding = &memory.Embedding{Model: model, Dim: len(v), Vector: slices.Clone(v)}
-			}
-		}
-		mems = append(mems, &c)
-		return true
-	})
-	return mems
-}
-
-// calibrationSearcher builds a private index of mems in which the edited
-// memories (re-embedded) replace their originals, and a searcher over it that
-// embeds each pseudo-query once however many weights ask for it.
-func (db *DB) calibrationSearcher(ctx context.Context, mems []*memory.Memory, edited map[string]*memory.Memory, queries int) (*recall.Searcher, error) {
-	emb := embed.Cached(db.embedder, embed.NewLRU(queries+16))
+// calibrationSearcher embeds the edited memories and searches a private copy
+// of the store's index (the backend's Fork) in which they replace their
+// originals; it embeds each pseudo-query once however many weights ask for it.
+func (e *engine) calibrationSearcher(ctx context.Context, forker backend.Forker, mems []*memory.Memory, edited map[string]*memory.Memory, queries int) (*recall.Searcher, error) {
+	emb := embed.Cached(e.embedder, embed.NewLRU(queries+16))
 	model := emb.Model()
 	todo := make([]*memory.Memory, 0, len(edited))
 	for _, m := range mems {
-		if e, ok := edited[m.ID]; ok {
-			todo = append(todo, e)
+		if ed, ok := edited[m.ID]; ok {
+			todo = append(todo, ed)
 		}
 	}
 	err := batches(todo, func(_ int, batch []*memory.Memory) error {
@@ -172,16 +152,13 @@ func (db *DB) calibrationSearcher(ctx context.Context, mems []*memory.Memory, ed
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: embedder %s: %w", model, err)
 	}
-	ix := index.New(db.ix.Tokenizer(), db.params)
-	for _, m := range mems {
-		if e, ok := edited[m.ID]; ok {
-			m = e
-		}
-		ix.Put(m)
+	fork, err := forker.Fork(ctx, model, edited)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
 	}
 	// The store's own configuration (fusion, floor, weights), without the
 	// optional stages: only the legs and their fusion are being calibrated.
-	cfg := db.searcher().Config
-	cfg.Embedder, cfg.Reranker, cfg.LLM = emb, nil, nil
-	return &recall.Searcher{Index: ix, Lock: &sync.RWMutex{}, Config: cfg}, nil
+	s := e.searcher(fork)
+	s.Embedder, s.Reranker, s.LLM = emb, nil, nil
+	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/embed/glove"
 	"github.com/engram-memory/engram/memory"
@@ -67,43 +68,48 @@ func settingVectorWeight(model string) string { return "vector_weight/" + model 
 
 // vectorWeight resolves the vector leg's weight: the option, else the store's
 // setting for this model, else the model's default.
-func (db *DB) vectorWeight() (float64, string) {
-	if db.opts.VectorWeight != nil {
-		return *db.opts.VectorWeight, "option"
+func (e *engine) vectorWeight() (float64, string) {
+	if e.opts.VectorWeight != nil {
+		return *e.opts.VectorWeight, "option"
 	}
-	db.mu.RLock()
-	w := db.storeWeight
-	db.mu.RUnlock()
+	e.mu.RLock()
+	w := e.storeWeight
+	e.mu.RUnlock()
 	if w != nil {
 		return *w, "store"
 	}
-	return ModelDefaults(db.embedder.Model()).VectorWeight, "model"
+	return ModelDefaults(e.embedder.Model()).VectorWeight, "model"
 }
 
 // SetVectorWeight stores this store's vector weight for the current model
 // (as calibrate does); a negative weight removes it.
 func (db *DB) SetVectorWeight(ctx context.Context, w float64) error {
-	if db.embedder == nil {
+	e := db.e
+	if e.embedder == nil {
 		return embed.ErrNoEmbedder
 	}
-	model := db.embedder.Model()
+	set, ok := e.be.(backend.Settings)
+	if !ok {
+		return fmt.Errorf("store a vector weight: %w", ErrUnsupported)
+	}
 	val := ""
 	if w >= 0 {
 		val = strconv.FormatFloat(w, 'g', -1, 64)
 	}
-	if err := db.st.SetSetting(ctx, settingVectorWeight(model), val); err != nil {
+	if err := set.SetSetting(ctx, settingVectorWeight(e.embedder.Model()), val); err != nil {
 		return err
 	}
-	return db.loadSettings(ctx)
+	return e.loadSettings(ctx)
 }
 
 // loadSettings reads the store-level settings the pipeline uses: the vector
 // weight calibrated for the current model, if any.
-func (db *DB) loadSettings(ctx context.Context) error {
+func (e *engine) loadSettings(ctx context.Context) error {
 	var weight *float64
-	if db.embedder != nil {
-		key := settingVectorWeight(db.embedder.Model())
-		v, ok, err := db.st.Setting(ctx, key)
+	set, ok := e.be.(backend.Settings)
+	if e.embedder != nil && ok {
+		key := settingVectorWeight(e.embedder.Model())
+		v, ok, err := set.Setting(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -115,8 +121,8 @@ func (db *DB) loadSettings(ctx context.Context) error {
 			weight = &w
 		}
 	}
-	db.mu.Lock()
-	db.storeWeight = weight
-	db.mu.Unlock()
+	e.mu.Lock()
+	e.storeWeight = weight
+	e.mu.Unlock()
 	return nil
 }

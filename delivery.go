@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/format"
 	"github.com/engram-memory/engram/memory"
 )
@@ -71,8 +72,11 @@ type Brief struct {
 
 // Brief gathers what an agent should know at the start of a session: its
 // favorites, then its most-demanded memories, then the most recent, all in
-// the filter's scope and within the character budget.
-func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
+// the filter's scope (and the view's) and within the character budget.
+func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
+	if err := v.narrow(&opt.Filter); err != nil {
+		return nil, err
+	}
 	if opt.Budget < 0 || opt.Limit < 0 {
 		return nil, fmt.Errorf("%w: budget and limit must not be negative", ErrInvalid)
 	}
@@ -82,7 +86,7 @@ func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	if opt.Budget == 0 {
 		opt.Budget = DefaultBriefBudget
 	}
-	if err := db.sync(ctx); err != nil {
+	if err := v.e.sync(ctx); err != nil {
 		return nil, err
 	}
 	// One pass keeps, per kind, the briefPool best candidates, so a brief costs
@@ -109,8 +113,7 @@ func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 		return a.ID > b.ID
 	}}
 	now := time.Now()
-	db.mu.RLock()
-	db.ix.Each(db.ix.Allowed(&opt.Filter), func(m *memory.Memory) bool {
+	err := v.e.be.List(ctx, backend.ListQuery{Filter: opt.Filter}, func(m *memory.Memory) error {
 		d := demanded{m, m.DemandNow(now)}
 		if m.Favorite {
 			favs.add(d)
@@ -119,9 +122,11 @@ func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 			used.add(d)
 		}
 		recent.add(m)
-		return true
+		return nil
 	})
-	db.mu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("brief: %w", err)
+	}
 	memories := func(ds []demanded) []*memory.Memory {
 		out := make([]*memory.Memory, len(ds))
 		for i, d := range ds {
@@ -164,7 +169,7 @@ func (db *DB) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	}
 	b.Text = buf.String()
 	if !opt.NoRecord {
-		if err := db.recordUse(ctx, results); err != nil {
+		if err := v.recordUse(ctx, results); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +198,10 @@ type Injection struct {
 // Inject recalls memories for a user prompt and keeps only those whose
 // relevance clears the bar, within the budget. Nothing relevant gives an
 // empty injection, not an error.
-func (db *DB) Inject(ctx context.Context, prompt string, opt InjectOptions) (*Injection, error) {
+func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*Injection, error) {
+	if err := v.narrow(&opt.Filter); err != nil {
+		return nil, err
+	}
 	bar := DefaultInjectRelevance
 	if opt.MinRelevance != nil {
 		bar = *opt.MinRelevance
@@ -207,7 +215,7 @@ func (db *DB) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	if opt.Limit == 0 {
 		opt.Limit = DefaultInjectLimit
 	}
-	resp, err := db.Search(ctx, Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, MinRelevance: bar, NoRecord: true})
+	resp, err := v.search(ctx, Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, MinRelevance: bar, NoRecord: true})
 	if err != nil {
 		return nil, err
 	}
@@ -225,25 +233,10 @@ func (db *DB) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	}
 	inj.Text = buf.String()
 	if !opt.NoRecord {
-		if err := db.recordUse(ctx, inj.Results); err != nil {
+		if err := v.recordUse(ctx, inj.Results); err != nil {
 			// As in Search: the recall is good; failing to count a use must not lose it.
 			inj.Degraded = append(inj.Degraded, Degraded{Stage: "demand", Reason: "recording the use failed: " + err.Error()})
 		}
 	}
 	return inj, nil
-}
-
-// recordUse counts a delivery of each result as a use.
-func (db *DB) recordUse(ctx context.Context, results []Result) error {
-	if len(results) == 0 {
-		return nil
-	}
-	ids := make([]string, len(results))
-	for i, r := range results {
-		ids[i] = r.ID
-	}
-	if _, _, _, err := db.st.RecordUse(ctx, nil, ids, time.Now().UTC(), false); err != nil {
-		return err
-	}
-	return db.sync(ctx)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -122,8 +123,9 @@ func describeJSONError(err error) error {
 	return err
 }
 
-// Import loads memories from JSONL in one transaction (see ImportOptions).
-func (db *DB) Import(ctx context.Context, r io.Reader, opt ImportOptions) (ImportResult, error) {
+// Import loads memories from JSONL in one write (see ImportOptions), into
+// the view's scope.
+func (v view) Import(ctx context.Context, r io.Reader, opt ImportOptions) (ImportResult, error) {
 	var res ImportResult
 	mems, bad, err := ParseJSONL(r)
 	if err != nil {
@@ -136,26 +138,18 @@ func (db *DB) Import(ctx context.Context, r io.Reader, opt ImportOptions) (Impor
 	if len(mems) == 0 {
 		return res, nil
 	}
-	res.AddResult, err = db.Add(ctx, mems...)
+	res.AddResult, err = v.Add(ctx, mems...)
 	return res, err
 }
 
-// Export writes every memory as JSONL in id order; Import of it restores the
-// store exactly, embeddings included.
-func (db *DB) Export(ctx context.Context, w io.Writer) error { return db.export(ctx, w, nil) }
-
-// export writes the memories keep admits (all when nil).
-func (db *DB) export(ctx context.Context, w io.Writer, keep func(*memory.Memory) bool) error {
+// Export writes every memory in the view as JSONL in id order; Import of it
+// restores the store exactly, embeddings included.
+func (v view) Export(ctx context.Context, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	err := db.st.Scan(ctx, func(m *memory.Memory) error {
-		if keep != nil && !keep(m) {
-			return nil
-		}
-		return enc.Encode(m)
-	})
-	if err != nil {
+	q := backend.ListQuery{Filter: memory.Filter{Scope: v.scope}, Vectors: true}
+	if err := v.e.be.List(ctx, q, func(m *memory.Memory) error { return enc.Encode(m) }); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	return bw.Flush()

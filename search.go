@@ -2,24 +2,36 @@ package engram
 
 import (
 	"context"
+	"fmt"
+	"time"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/recall"
 )
 
 // Search runs one query through the recall pipeline (DESIGN §1) and records a
 // use of every delivered result unless q.NoRecord is set. It fails only on an
 // invalid query (ErrInvalidQuery) or a store error; a missing or failing
-// embedder, reranker or LLM degrades the response instead.
-func (db *DB) Search(ctx context.Context, q Query) (*Response, error) {
-	if err := db.sync(ctx); err != nil {
+// embedder, reranker or LLM degrades the response instead. A scoped view
+// searches inside its scope only.
+func (v view) Search(ctx context.Context, q Query) (*Response, error) {
+	if err := v.narrow(&q.Filter); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+	}
+	return v.search(ctx, q)
+}
+
+// search is Search for a query already inside the view's scope.
+func (v view) search(ctx context.Context, q Query) (*Response, error) {
+	if err := v.e.sync(ctx); err != nil {
 		return nil, err
 	}
-	resp, err := db.searcher().Search(ctx, q)
+	resp, err := v.e.searcher(v.e.be).Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	if !q.NoRecord {
-		if err := db.recordUse(ctx, resp.Results); err != nil {
+		if err := v.recordUse(ctx, resp.Results); err != nil {
 			// The results are good; failing to count a use must not lose them.
 			resp.Degraded = append(resp.Degraded, Degraded{Stage: "demand", Reason: "recording the use failed: " + err.Error()})
 		}
@@ -27,20 +39,34 @@ func (db *DB) Search(ctx context.Context, q Query) (*Response, error) {
 	return resp, nil
 }
 
-// searcher assembles the pipeline's configuration for this store.
-func (db *DB) searcher() *recall.Searcher {
+// searcher assembles the pipeline's configuration over the legs of s.
+func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 	cfg := recall.Config{
-		Embedder:     db.embedder,
-		EmbedTimeout: db.opts.EmbedTimeout,
-		Reranker:     db.opts.Reranker,
-		RerankDepth:  db.opts.RerankDepth,
-		LLM:          db.opts.LLM,
-		StageTimeout: db.opts.StageTimeout,
+		Embedder:     e.embedder,
+		EmbedTimeout: e.opts.EmbedTimeout,
+		Reranker:     e.opts.Reranker,
+		RerankDepth:  e.opts.RerankDepth,
+		LLM:          e.opts.LLM,
+		StageTimeout: e.opts.StageTimeout,
 	}
-	if db.embedder != nil {
-		cfg.VectorWeight, cfg.WeightSource = db.vectorWeight()
-		def := ModelDefaults(db.embedder.Model())
+	if e.embedder != nil {
+		cfg.VectorWeight, cfg.WeightSource = e.vectorWeight()
+		def := ModelDefaults(e.embedder.Model())
 		cfg.VectorFloor, cfg.Fusion = def.Floor, def.Fusion
 	}
-	return &recall.Searcher{Index: db.ix, Lock: &db.mu, Config: cfg}
+	return &recall.Searcher{Backend: s, Config: cfg}
+}
+
+// recordUse counts a delivery of each result as a use, in one write that also
+// brings the index's counters up to date; memories deleted since are skipped.
+func (v view) recordUse(ctx context.Context, results []Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	ids := make([]string, len(results))
+	for i, r := range results {
+		ids[i] = r.ID
+	}
+	_, err := v.e.be.RecordUse(ctx, v.scope, ids, time.Now().UTC(), false)
+	return err
 }

@@ -32,15 +32,17 @@ type AddResult struct {
 // NewID returns a new sortable unique id (a ULID).
 func NewID() string { return ulid.MustNew(ulid.Now(), rand.Reader).String() }
 
-// Add stores memories in one transaction: all or none. Missing ids, times and
-// types are filled; the caller's structs are not modified.
-func (db *DB) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
+// Add stores memories in one write: all or none. Missing ids, times and
+// types are filled; the caller's structs are not modified. In a scoped view
+// each memory gets the scope's keys (one that names another value for one of
+// them is refused), and an id held outside the scope is refused as taken.
+func (v view) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 	var res AddResult
 	now := time.Now().UTC()
 	prepared := make([]*memory.Memory, len(mems))
 	seen := make(map[string]int, len(mems))
 	for i, in := range mems {
-		m, err := prepare(in, now)
+		m, err := v.prepare(in, now)
 		if err != nil {
 			if len(mems) > 1 {
 				return res, fmt.Errorf("memory %d: %w", i+1, err)
@@ -53,19 +55,30 @@ func (db *DB) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 		seen[m.ID] = i
 		prepared[i] = m
 	}
-	res.Embedded, res.Deferred = db.embedMissing(ctx, prepared)
-	first, last, err := db.st.Put(ctx, nil, prepared)
-	if err != nil {
-		return res, err
-	}
-	if err := db.applyOwn(ctx, prepared, first, last); err != nil {
-		return res, err
-	}
-	res.IDs = make([]string, len(prepared))
+	res.Embedded, res.Deferred = v.e.embedMissing(ctx, prepared)
+	ids := make([]string, len(prepared))
 	for i, m := range prepared {
-		res.IDs[i] = m.ID
+		ids[i] = m.ID // before the backend takes the memories over
 	}
+	if err := v.e.be.Put(ctx, v.scope, prepared); err != nil {
+		return res, err
+	}
+	res.IDs = ids
 	return res, nil
+}
+
+// prepare copies and validates a memory for storing in the view's scope.
+func (v view) prepare(in *Memory, now time.Time) (*memory.Memory, error) {
+	if in == nil {
+		return nil, fmt.Errorf("%w: nil memory", ErrInvalid)
+	}
+	f := Filter{Scope: in.Scope}
+	if err := v.narrow(&f); err != nil {
+		return nil, err
+	}
+	c := *in
+	c.Scope = f.Scope
+	return prepare(&c, now)
 }
 
 // prepare copies and validates a memory for storing.
@@ -125,23 +138,23 @@ func checkID(id string) error {
 
 // embedMissing gives vectors to the memories that have none from the current
 // model. An embedder failure is not an error: it returns the reason instead.
-func (db *DB) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded int, deferred string) {
-	if db.embedder == nil {
+func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded int, deferred string) {
+	if e.embedder == nil {
 		return 0, ""
 	}
-	model := db.embedder.Model()
+	model := e.embedder.Model()
 	var todo []*memory.Memory
 	for _, m := range mems {
 		if m.Embedding == nil || m.Embedding.Model != model {
 			todo = append(todo, m)
 		}
 	}
-	timeout := db.opts.WriteEmbedTimeout
+	timeout := e.opts.WriteEmbedTimeout
 	if timeout <= 0 {
 		timeout = DefaultWriteEmbedTimeout
 	}
 	err := batches(todo, func(_ int, batch []*memory.Memory) error {
-		n, err := embedBatch(ctx, db.memEmbedder, batch, timeout)
+		n, err := embedBatch(ctx, e.memEmbedder, batch, timeout)
 		embedded += n
 		return err
 	})
@@ -166,11 +179,18 @@ type Patch struct {
 }
 
 // Update changes a memory's fields. A change to its name, description or text
-// re-embeds it.
-func (db *DB) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
-	old, err := db.st.Get(ctx, id)
+// re-embeds it. In a scoped view the patch may not move it out of the scope.
+func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
+	old, err := v.Get(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if p.Scope != nil {
+		f := Filter{Scope: *p.Scope}
+		if err := v.narrow(&f); err != nil {
+			return nil, err
+		}
+		p.Scope = &f.Scope
 	}
 	m := *old
 	set := func(dst *string, src *string) {
@@ -203,36 +223,28 @@ func (db *DB) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 	if h := m.ComputeHash(); h != old.ContentHash {
 		m.ContentHash = h
 		m.Embedding = nil
-		_, deferred := db.embedMissing(ctx, []*memory.Memory{&m})
+		_, deferred := v.e.embedMissing(ctx, []*memory.Memory{&m})
 		if deferred != "" {
-			db.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
+			v.e.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
 		}
 	}
-	first, last, err := db.st.Put(ctx, nil, []*memory.Memory{&m})
-	if err != nil {
-		return nil, err
-	}
-	out := m // before the index takes m (and moves its vector out)
-	if err := db.applyOwn(ctx, []*memory.Memory{&m}, first, last); err != nil {
+	out := m // before the backend takes m over
+	if err := v.e.be.Put(ctx, v.scope, []*memory.Memory{&m}); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
 // Favorite marks or unmarks a memory as a favorite.
-func (db *DB) Favorite(ctx context.Context, id string, on bool) (*Memory, error) {
-	return db.Update(ctx, id, Patch{Favorite: &on})
+func (v view) Favorite(ctx context.Context, id string, on bool) (*Memory, error) {
+	return v.Update(ctx, id, Patch{Favorite: &on})
 }
 
 // Delete removes memories. It returns how many existed; deleting a single id
-// that does not exist is ErrNotFound.
-func (db *DB) Delete(ctx context.Context, ids ...string) (int, error) {
-	deleted, _, _, err := db.st.Delete(ctx, nil, ids)
+// that does not exist (or, in a scoped view, lies outside it) is ErrNotFound.
+func (v view) Delete(ctx context.Context, ids ...string) (int, error) {
+	n, err := v.e.be.Delete(ctx, v.scope, ids)
 	if err != nil {
-		return 0, err
-	}
-	n := len(deleted)
-	if err := db.sync(ctx); err != nil {
 		return n, err
 	}
 	if n == 0 && len(ids) == 1 {
@@ -241,31 +253,24 @@ func (db *DB) Delete(ctx context.Context, ids ...string) (int, error) {
 	return n, nil
 }
 
-// Touch records a use of each memory, as a delivery by search would.
-func (db *DB) Touch(ctx context.Context, ids ...string) error {
-	for _, id := range ids {
-		if _, err := db.Get(ctx, id); err != nil {
-			return err
-		}
-	}
-	if _, _, _, err := db.st.RecordUse(ctx, nil, ids, time.Now().UTC(), false); err != nil {
-		return err
-	}
-	return db.sync(ctx)
+// Touch records a use of each memory, as a delivery by search would, in one
+// write; an id that does not exist (or lies outside the view) fails it with
+// ErrNotFound and nothing is recorded.
+func (v view) Touch(ctx context.Context, ids ...string) error {
+	_, err := v.e.be.RecordUse(ctx, v.scope, ids, time.Now().UTC(), true)
+	return err
 }
 
-// Get returns a memory by id, embedding included, as the file holds it now.
-func (db *DB) Get(ctx context.Context, id string) (*Memory, error) {
-	return db.st.Get(ctx, id)
-}
-
-func cloneMap(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
+// Get returns a memory by id, embedding included, as the store holds it now;
+// one outside a scoped view is ErrNotFound.
+func (v view) Get(ctx context.Context, id string) (*Memory, error) {
+	got, err := v.e.be.Get(ctx, v.scope, []string{id})
+	if err != nil {
+		return nil, err
 	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
+	m, ok := got[id]
+	if !ok {
+		return nil, fmt.Errorf("memory %s: %w", id, ErrNotFound)
 	}
-	return out
+	return m, nil
 }

@@ -15,7 +15,6 @@ const (
 	StrategyBM25   = "bm25"
 	StrategyVector = "vector"
 	StrategyNative = "native"
-	StrategyNone   = "none"
 )
 
 // Query asks for one search. Zero values take the store's defaults.

@@ -1,6 +1,7 @@
-// Package recall is the search pipeline: capability detection, the BM25 and
-// vector legs run concurrently with filters inside, fusion, bounded boosts,
-// optional rerank and MMR, and a response that explains every result.
+// Package recall is the search pipeline over a backend's legs: capability
+// detection, the BM25 and vector legs (or the backend's native hybrid) with
+// filters inside, fusion, bounded boosts, optional rerank and MMR, and a
+// response that explains every result.
 package recall
 
 import (
@@ -10,13 +11,10 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
-	"github.com/engram-memory/engram/internal/bm25"
-	"github.com/engram-memory/engram/internal/index"
-	"github.com/engram-memory/engram/internal/vector"
 	"github.com/engram-memory/engram/llm"
 	"github.com/engram-memory/engram/memory"
 	"github.com/engram-memory/engram/rerank"
@@ -68,16 +66,10 @@ type Config struct {
 	Now          func() time.Time
 }
 
-// RLocker guards the index while a search reads it.
-type RLocker interface {
-	RLock()
-	RUnlock()
-}
-
-// Searcher runs queries over an index.
+// Searcher runs queries over a backend's legs. When the backend is also a
+// backend.Hybrider, a query with fusion "native" runs as its one hybrid call.
 type Searcher struct {
-	Index *index.Index
-	Lock  RLocker
+	Backend backend.Searcher
 	Config
 }
 
@@ -105,9 +97,9 @@ func Validate(q *memory.Query) error {
 	switch q.Fusion {
 	case "":
 		q.Fusion = FusionRRF
-	case FusionRRF, FusionRSF, FusionDBSF:
+	case FusionRRF, FusionRSF, FusionDBSF, FusionNative:
 	default:
-		return fmt.Errorf("%w: fusion %q: want rrf, rsf or dbsf", ErrInvalidQuery, q.Fusion)
+		return fmt.Errorf("%w: fusion %q: want rrf, rsf, dbsf or native", ErrInvalidQuery, q.Fusion)
 	}
 	if q.Candidates < 0 || q.Candidates > 10*MaxLimit {
 		return fmt.Errorf("%w: candidates %d out of range 0..%d", ErrInvalidQuery, q.Candidates, 10*MaxLimit)
@@ -151,12 +143,11 @@ func (r *run) timed(name string, t0 time.Time) {
 	r.resp.TimingsMS[name] += float64(time.Since(t0).Microseconds()) / 1000
 }
 
-// candidate is one fused result on its way to the response.
+// candidate is one fused result on its way to the response: the memory as
+// the leg returned it, so nothing is looked up again until the result is built.
 type candidate struct {
-	id      string
-	doc     uint32
 	m       *memory.Memory
-	vec     []float32
+	vec     []float32 // its stored vector, for MMR
 	explain memory.Explain
 	score   float64
 }
@@ -175,7 +166,10 @@ func (s *Searcher) Search(ctx context.Context, q memory.Query) (*memory.Response
 		TimingsMS: map[string]float64{}, Results: []memory.Result{},
 	}}
 	wantBM25 := q.Mode != memory.ModeVector
-	qvec := r.queryVector(ctx)
+	qvec, err := r.queryVector(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -189,8 +183,20 @@ func (s *Searcher) Search(ctx context.Context, q memory.Query) (*memory.Response
 		r.resp.Strategy = memory.StrategyBM25
 		wantBM25 = true
 	}
+	var hy backend.Hybrider
+	if r.q.Fusion == FusionNative {
+		hy = r.native()
+	}
 
-	cands := r.fuseUnderLock(qvec, wantBM25)
+	var cands []*candidate
+	if hy != nil {
+		cands, err = r.hybrid(ctx, hy, qvec)
+	} else {
+		cands, err = r.legs(ctx, qvec, wantBM25)
+	}
+	if err != nil {
+		return nil, err
+	}
 	cands = r.rerank(ctx, cands)
 	cands = r.mmr(cands)
 	r.finish(cands)
@@ -199,38 +205,36 @@ func (s *Searcher) Search(ctx context.Context, q memory.Query) (*memory.Response
 }
 
 // queryVector embeds the query (or its HyDE rewrite) when the mode needs it.
-// It returns nil, with the reason in degraded, when the vector leg cannot run.
-func (r *run) queryVector(ctx context.Context) []float32 {
+// It returns nil, with the reason in degraded, when the vector leg cannot run;
+// an error only when the backend cannot say what vectors it holds.
+func (r *run) queryVector(ctx context.Context) ([]float32, error) {
 	s, q := r.s, r.q
 	if q.Mode == memory.ModeBM25 {
-		return nil
+		return nil, nil
 	}
 	if s.Embedder == nil {
 		r.degrade("vector", embed.ErrNoEmbedder)
-		return nil
+		return nil, nil
 	}
 	model := s.Embedder.Model()
-	s.Lock.RLock()
-	vi := s.Index.Vectors(model)
-	stored := 0
-	if vi != nil {
-		stored = vi.Len()
+	models, err := s.Backend.Models(ctx)
+	if err != nil {
+		return nil, err
 	}
-	others := s.Index.Models()
-	s.Lock.RUnlock()
-	names := make([]string, 0, len(others))
-	for other := range others {
-		if other != model {
+	names := make([]string, 0, len(models))
+	for other, info := range models {
+		if other != model && info.Count > 0 {
 			names = append(names, other)
 		}
 	}
 	sort.Strings(names) // a stable response
 	for _, other := range names {
-		r.degrade("vector", fmt.Errorf("%d memories embedded with model %s were not compared with the query's model %s", others[other], other, model))
+		r.degrade("vector", fmt.Errorf("%d memories embedded with model %s were not compared with the query's model %s", models[other].Count, other, model))
 	}
-	if stored == 0 {
+	stored := models[model]
+	if stored.Count == 0 {
 		r.degrade("vector", fmt.Errorf("no memory has a vector from model %s yet", model))
-		return nil
+		return nil, nil
 	}
 	text := q.Query
 	if q.HyDE {
@@ -251,17 +255,17 @@ func (r *run) queryVector(ctx context.Context) []float32 {
 			err = fmt.Errorf("embedder %s: %w", model, err)
 		}
 		r.degrade("vector", err)
-		return nil
+		return nil, nil
 	}
 	if vecs[0] == nil {
 		r.degrade("vector", fmt.Errorf("embedder %s has no vector for this query (no known word)", model))
-		return nil
+		return nil, nil
 	}
-	if len(vecs[0]) != vi.Dim() {
-		r.degrade("vector", fmt.Errorf("embedder %s returned %d dimensions, stored vectors have %d", model, len(vecs[0]), vi.Dim()))
-		return nil
+	if len(vecs[0]) != stored.Dim {
+		r.degrade("vector", fmt.Errorf("embedder %s returned %d dimensions, stored vectors have %d", model, len(vecs[0]), stored.Dim))
+		return nil, nil
 	}
-	return vecs[0]
+	return vecs[0], nil
 }
 
 // hyde rewrites the query for the vector leg; on any failure it keeps the query.
@@ -283,74 +287,57 @@ func (r *run) hyde(ctx context.Context) string {
 	return text
 }
 
-// fuseUnderLock runs the legs concurrently, fuses them and applies boosts, all
-// under the index's read lock, and copies what later stages need.
-func (r *run) fuseUnderLock(qvec []float32, wantBM25 bool) []*candidate {
+// legs asks the backend for both legs (or the one the strategy runs), fuses
+// them, applies the boosts and keeps what rerank and MMR may look at.
+func (r *run) legs(ctx context.Context, qvec []float32, wantBM25 bool) ([]*candidate, error) {
 	s, q := r.s, r.q
-	s.Lock.RLock()
-	defer s.Lock.RUnlock()
-	ix := s.Index
-	pool := q.Candidates
-	if pool == 0 {
-		pool = Candidates(q.Limit)
-	}
-	t0 := time.Now()
-	allow := ix.Allowed(&q.Filter)
-	r.timed("filter", t0)
-
-	var (
-		wg      sync.WaitGroup
-		bmHits  []bm25.Hit
-		bound   float64
-		vecHits []vector.Hit
-		bmDur   time.Duration
-		vecDur  time.Duration
-	)
+	lq := r.legQuery(qvec)
 	if wantBM25 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := time.Now()
-			bmHits, bound = ix.BM25(q.Query, allow, pool)
-			bmDur = time.Since(t)
-		}()
+		lq.Text = q.Query
 		r.resp.Stages = append(r.resp.Stages, "bm25")
 	}
 	if qvec != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := time.Now()
-			vecHits = ix.Vectors(s.Embedder.Model()).Search(qvec, allow, pool)
-			vecDur = time.Since(t)
-		}()
 		r.resp.Stages = append(r.resp.Stages, "vector")
 	}
-	wg.Wait()
+	res, err := s.Backend.Legs(ctx, lq)
+	if err != nil {
+		return nil, err
+	}
+	r.resp.TimingsMS["filter"] = ms(res.FilterTook)
 	if wantBM25 {
-		r.resp.TimingsMS["bm25"] = ms(bmDur)
+		r.resp.TimingsMS["bm25"] = ms(res.BM25Took)
 	}
 	if qvec != nil {
-		r.resp.TimingsMS["vector"] = ms(vecDur)
+		r.resp.TimingsMS["vector"] = ms(res.VectorTook)
 	}
-
-	t0 = time.Now()
-	cands := r.fuse(bmHits, bound, vecHits, pool)
+	t0 := time.Now()
+	cands := r.fuse(res, lq.K)
 	r.timed("fusion", t0)
-	t0 = time.Now()
+	return r.boosted(cands), nil
+}
+
+// legQuery is the backend query both the legs and a native hybrid get.
+func (r *run) legQuery(qvec []float32) backend.LegQuery {
+	s, q := r.s, r.q
+	lq := backend.LegQuery{Filter: q.Filter, K: q.Candidates, Vector: qvec}
+	if lq.K == 0 {
+		lq.K = Candidates(q.Limit)
+	}
+	if s.Embedder != nil {
+		lq.Model = s.Embedder.Model()
+		lq.WithVectors = q.MMR
+	}
+	return lq
+}
+
+// boosted applies the boosts and keeps what rerank and MMR may look at.
+func (r *run) boosted(cands []*candidate) []*candidate {
+	t0 := time.Now()
 	r.boost(cands)
 	r.timed("boosts", t0)
-	// Keep what rerank and MMR may look at; copy vectors they need.
-	keep := max(q.Limit, s.RerankDepth, DefaultRerankDepth)
+	keep := max(r.q.Limit, r.s.RerankDepth, DefaultRerankDepth)
 	if len(cands) > keep {
 		cands = cands[:keep]
-	}
-	if q.MMR && s.Embedder != nil {
-		if vi := ix.Vectors(s.Embedder.Model()); vi != nil {
-			for _, c := range cands {
-				c.vec = append([]float32(nil), vi.Vector(c.doc)...)
-			}
-		}
 	}
 	return cands
 }
@@ -370,6 +357,6 @@ func sortCandidates(cs []*candidate) {
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return cs[i].id < cs[j].id
+		return cs[i].m.ID < cs[j].m.ID
 	})
 }

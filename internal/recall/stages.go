@@ -9,57 +9,64 @@ import (
 	"strings"
 	"time"
 
-	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/fusion"
-	"github.com/engram-memory/engram/internal/vector"
 	"github.com/engram-memory/engram/memory"
 )
 
-// Fusion methods.
+// Fusion methods. Native asks the backend to fuse both legs itself
+// (backend.Hybrider).
 const (
-	FusionRRF  = "rrf"
-	FusionRSF  = "rsf"
-	FusionDBSF = "dbsf"
+	FusionRRF    = "rrf"
+	FusionRSF    = "rsf"
+	FusionDBSF   = "dbsf"
+	FusionNative = "native"
 )
 
-// fuse merges the legs with the query's fusion and weights. Every result keeps
-// its per-leg rank and score for explain.
-func (r *run) fuse(bmHits []bm25.Hit, full float64, vecHits []vector.Hit, pool int) []*candidate {
+// weights are the legs' fusion weights for this query and where the vector
+// weight came from.
+func (r *run) weights() (wb, wv float64, source string) {
 	s, q := r.s, r.q
-	ix := s.Index
-	wb, wv := 1.0, s.VectorWeight
+	wb, wv = 1.0, s.VectorWeight
 	if s.BM25Weight > 0 {
 		wb = s.BM25Weight
 	}
-	source := s.WeightSource
+	source = s.WeightSource
 	if q.BM25Weight != nil {
 		wb, source = *q.BM25Weight, "query"
 	}
 	if q.VectorWeight != nil {
 		wv, source = *q.VectorWeight, "query"
 	}
+	return wb, wv, source
+}
+
+// fuse merges the legs with the query's fusion and weights. Every result keeps
+// its per-leg rank and score for explain.
+func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
+	s, q := r.s, r.q
+	wb, wv, source := r.weights()
 	legs := make([]fusion.Leg, 0, 2)
+	hits := make([][]backend.Hit, 0, 2) // parallel to legs
 	weights := map[string]float64{}
-	if r.resp.Strategy != memory.StrategyVector {
-		hits := make([]fusion.Hit, len(bmHits))
-		for i, h := range bmHits {
-			hits[i] = fusion.Hit{ID: ix.Doc(h.Doc).ID, Score: h.Score}
+	leg := func(name string, w float64, hs []backend.Hit) {
+		hs = byScoreThenID(hs)
+		fh := make([]fusion.Hit, len(hs))
+		for i, h := range hs {
+			fh[i] = fusion.Hit{ID: h.Memory.ID, Score: h.Score}
 		}
-		byScoreThenID(hits)
-		legs = append(legs, fusion.Leg{Name: "bm25", Weight: wb, Hits: hits})
-		weights["bm25"] = wb
+		legs = append(legs, fusion.Leg{Name: name, Weight: w, Hits: fh})
+		hits = append(hits, hs)
+		weights[name] = w
+	}
+	if r.resp.Strategy != memory.StrategyVector {
+		leg("bm25", wb, res.BM25)
 	}
 	if r.resp.Strategy != memory.StrategyBM25 {
 		if r.resp.Strategy == memory.StrategyVector {
 			wv = 1 // a single leg: its weight only scales the score
 		}
-		hits := make([]fusion.Hit, len(vecHits))
-		for i, h := range vecHits {
-			hits[i] = fusion.Hit{ID: ix.Doc(h.Doc).ID, Score: float64(h.Cosine)}
-		}
-		byScoreThenID(hits)
-		legs = append(legs, fusion.Leg{Name: "vector", Weight: wv, Hits: hits})
-		weights["vector"] = wv
+		leg("vector", wv, res.Vector)
 	}
 	var fused []fusion.Fused
 	info := &memory.FusionInfo{Method: q.Fusion, Weights: weights, Candidates: pool}
@@ -77,12 +84,9 @@ func (r *run) fuse(bmHits []bm25.Hit, full float64, vecHits []vector.Hit, pool i
 	}
 	r.resp.Fusion = info
 
-	// full is the relevance signal's BM25 denominator (relevance.go), from
-	// the BM25 leg (0 when it did not run).
 	out := make([]*candidate, 0, len(fused))
 	for _, f := range fused {
-		doc, _ := ix.DocOf(f.ID)
-		c := &candidate{id: f.ID, doc: doc, m: ix.Doc(doc), score: f.Score}
+		c := &candidate{score: f.Score}
 		c.explain.RRF = f.Score
 		var relB, relV float64
 		for i, leg := range legs {
@@ -90,10 +94,15 @@ func (r *run) fuse(bmHits []bm25.Hit, full float64, vecHits []vector.Hit, pool i
 			if lr.Rank == 0 {
 				continue
 			}
+			// The fused id's first occurrence in this leg: its memory and
+			// vector, without a lookup.
+			if h := hits[i][lr.Rank-1]; c.m == nil {
+				c.m, c.vec = h.Memory, h.Vector
+			}
 			switch leg.Name {
 			case "bm25":
 				c.explain.BM25 = &memory.LegBM25{Rank: lr.Rank, Score: round(lr.Score, 6)}
-				relB = keywordRelevance(lr.Score, full)
+				relB = keywordRelevance(lr.Score, res.Bound)
 			case "vector":
 				c.explain.Vector = &memory.LegVector{Rank: lr.Rank, Cosine: round(lr.Score, 6)}
 				relV = vectorRelevance(lr.Score, s.VectorFloor)
@@ -103,6 +112,63 @@ func (r *run) fuse(bmHits []bm25.Hit, full float64, vecHits []vector.Hit, pool i
 		out = append(out, c)
 	}
 	return out
+}
+
+// native returns the backend's native hybrid when the query can use it: both
+// legs run and the backend has one. Otherwise the engine fuses, with the
+// store's default fusion (rrf if that is native too); a hybrid query that
+// asked for native says why in degraded.
+func (r *run) native() backend.Hybrider {
+	if hy, ok := r.s.Backend.(backend.Hybrider); ok && r.resp.Strategy == memory.StrategyHybrid {
+		r.resp.Strategy = memory.StrategyNative
+		return hy
+	}
+	fallback := r.s.Fusion
+	if fallback == "" || fallback == FusionNative {
+		fallback = FusionRRF
+	}
+	if r.resp.Strategy == memory.StrategyHybrid {
+		r.degrade("fusion", fmt.Errorf("the backend has no native hybrid: fused here with %s", fallback))
+	}
+	r.q.Fusion = fallback
+	return nil
+}
+
+// hybrid runs the backend's native hybrid (strategy native): one call that
+// ranks and fuses both legs; the boosts and later stages apply as usual.
+func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) ([]*candidate, error) {
+	s, q := r.s, r.q
+	wb, wv, source := r.weights()
+	lq := r.legQuery(qvec)
+	lq.Text = q.Query
+	r.resp.Stages = append(r.resp.Stages, "native")
+	res, err := hy.Hybrid(ctx, backend.HybridQuery{LegQuery: lq, BM25Weight: wb, VectorWeight: wv})
+	if err != nil {
+		return nil, err
+	}
+	r.resp.TimingsMS["native"] = ms(res.Took)
+	r.resp.Fusion = &memory.FusionInfo{Method: FusionNative, Weights: map[string]float64{"bm25": wb, "vector": wv},
+		WeightSource: source, Candidates: lq.K}
+	out := make([]*candidate, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		if h.Memory == nil {
+			continue
+		}
+		c := &candidate{m: h.Memory, vec: h.Vector, score: h.Score}
+		c.explain.RRF = h.Score
+		var relB, relV float64
+		if p := h.BM25Leg; p.Rank > 0 {
+			c.explain.BM25 = &memory.LegBM25{Rank: p.Rank, Score: round(p.Score, 6)}
+			relB = keywordRelevance(p.Score, res.Bound)
+		}
+		if p := h.VectorLeg; p.Rank > 0 {
+			c.explain.Vector = &memory.LegVector{Rank: p.Rank, Cosine: round(p.Score, 6)}
+			relV = vectorRelevance(p.Score, s.VectorFloor)
+		}
+		c.explain.Relevance = round(relevance(relB, relV, 2), 4)
+		out = append(out, c)
+	}
+	return r.boosted(out), nil
 }
 
 // DemandBoost is the multiplier for a decayed use count d: 1 + 0.10·d/(d+4),
@@ -220,16 +286,14 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	}
 	t0 := time.Now()
 	in := make([]fusion.Candidate, len(cands))
-	byID := make(map[string]*candidate, len(cands))
 	for i, c := range cands {
 		// Relevance is what the earlier stages ranked by (fused and boosted, or reranked).
-		in[i] = fusion.Candidate{ID: c.id, Relevance: c.score, Vector: c.vec}
-		byID[c.id] = c
+		in[i] = fusion.Candidate{ID: c.m.ID, Relevance: c.score, Vector: c.vec}
 	}
 	picks := fusion.MMR(in, lambda, r.q.Limit)
 	out := make([]*candidate, 0, len(picks))
 	for _, p := range picks {
-		c := byID[p.ID]
+		c := cands[p.PreRank-1]
 		c.explain.MMR = &memory.MMRInfo{PreRank: p.PreRank, Redundancy: round(p.Redundancy, 6), Score: round(p.Score, 6)}
 		// Results are ordered by score (DESIGN §6): MMR's greedy scores never
 		// rise from one pick to the next, so they keep that true.
@@ -265,14 +329,17 @@ func round(x float64, digits int) float64 {
 	return math.Round(x*p) / p
 }
 
-// byScoreThenID orders a leg's hits by score, breaking ties by id (the legs
-// break them by document number, which depends on insertion history), so a
-// leg's ranks, and so fusion, do not depend on how the index was built.
-func byScoreThenID(hits []fusion.Hit) {
-	slices.SortStableFunc(hits, func(a, b fusion.Hit) int {
+// byScoreThenID returns a leg's hits ordered by score, ties broken by id (a
+// backend may break them by its own document numbers, which depend on
+// insertion history), so a leg's ranks, and so fusion, do not depend on how
+// the index was built. The backend's slice is left as it is.
+func byScoreThenID(hits []backend.Hit) []backend.Hit {
+	hits = slices.Clone(hits)
+	slices.SortStableFunc(hits, func(a, b backend.Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
-		return strings.Compare(a.ID, b.ID)
+		return strings.Compare(a.Memory.ID, b.Memory.ID)
 	})
+	return hits
 }

@@ -389,12 +389,23 @@ type EmbeddingUpdate struct {
 	Embedding *memory.Embedding // nil clears it
 }
 
-// SetEmbeddings stores embeddings. An update whose memory changed content since
-// (hash differs) or was deleted is skipped; it returns how many were stored.
-func (s *Store) SetEmbeddings(ctx context.Context, ups []EmbeddingUpdate) (int, error) {
+// SetEmbeddings stores embeddings in one transaction. An update whose memory
+// changed content since (hash differs), was deleted or lies outside scope (when
+// one is given) is skipped; it returns how many were stored.
+func (s *Store) SetEmbeddings(ctx context.Context, scope map[string]string, ups []EmbeddingUpdate) (int, error) {
 	n := 0
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		n = 0
 		for _, u := range ups {
+			if len(scope) > 0 {
+				in, _, err := s.rowInScope(ctx, tx, u.ID, scope)
+				if err != nil {
+					return err
+				}
+				if !in {
+					continue
+				}
+			}
 			var model, dim, blob any
 			if u.Embedding != nil {
 				model, dim, blob = u.Embedding.Model, u.Embedding.Dim, EncodeVector(u.Embedding.Vector)

@@ -198,7 +198,7 @@ func TestSetEmbeddingsSkipsStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &memory.Embedding{Model: "m2", Dim: 2, Vector: []float32{1, 2}}
-	n, err := s.SetEmbeddings(ctx, []EmbeddingUpdate{{ID: "01", Hash: "stale", Embedding: e}, {ID: "01", Hash: "h", Embedding: e}, {ID: "gone", Hash: "h", Embedding: e}})
+	n, err := s.SetEmbeddings(ctx, nil, []EmbeddingUpdate{{ID: "01", Hash: "stale", Embedding: e}, {ID: "01", Hash: "h", Embedding: e}, {ID: "gone", Hash: "h", Embedding: e}})
 	if err != nil || n != 1 {
 		t.Fatalf("SetEmbeddings = %d, %v; want 1", n, err)
 	}

@@ -1,4 +1,9 @@
-package engram
+package mirror_test
+
+// The snapshot through the whole engine: a DB opened from a snapshot answers
+// every search as one rebuilt from the rows, after other handles changed the
+// store too, and a snapshot that cannot be trusted is never used. (These
+// tests lived in the root package with the snapshot code.)
 
 import (
 	"bytes"
@@ -13,7 +18,24 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/engram-memory/engram/internal/tokenize"
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/mirror"
+	"github.com/engram-memory/engram/internal/store"
+)
+
+type (
+	DB       = engram.DB
+	Options  = engram.Options
+	Memory   = engram.Memory
+	Query    = engram.Query
+	Response = engram.Response
+	Result   = engram.Result
+	Patch    = engram.Patch
+)
+
+var (
+	Open         = engram.Open
+	SnapshotPath = engram.SnapshotPath
 )
 
 // logBuf collects a DB's debug log so tests can see whether a snapshot was used.
@@ -191,8 +213,7 @@ func TestSnapshotEquivalence(t *testing.T) {
 	if _, err := other.Add(ctx, fresh...); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	other.ix.Each(nil, func(m *Memory) bool { ids = append(ids, m.ID); return len(ids) < 90 })
+	ids := firstIDs(t, other, 90)
 	for i, id := range ids {
 		var err error
 		switch i % 3 {
@@ -221,8 +242,7 @@ func TestSnapshotEquivalence(t *testing.T) {
 }
 
 func TestSnapshotRewrittenAfterLongReplay(t *testing.T) {
-	defer func(v int) { snapshotReplayFloor = v }(snapshotReplayFloor)
-	snapshotReplayFloor = 10
+	defer mirror.SetReplayFloor(10)()
 	path := snapStore(t, 300)
 	other, _ := openSnap(t, path, Options{NoSnapshot: true})
 	r := rand.New(rand.NewSource(4))
@@ -243,48 +263,49 @@ func TestSnapshotRewrittenAfterLongReplay(t *testing.T) {
 
 func TestSnapshotNeverTrusted(t *testing.T) {
 	ctx := context.Background()
-	noStem := tokenize.DefaultOptions()
-	noStem.Stem = false
 	cases := []struct {
 		name   string
-		spoil  func(t *testing.T, path string, db *DB)
+		spoil  func(t *testing.T, path string, st *store.Store)
 		opts   Options
 		reason string
 	}{
-		{"truncated", func(t *testing.T, path string, _ *DB) {
+		{"truncated", func(t *testing.T, path string, _ *store.Store) {
 			fi, _ := os.Stat(SnapshotPath(path))
 			if err := os.Truncate(SnapshotPath(path), fi.Size()/2); err != nil {
 				t.Fatal(err)
 			}
 		}, Options{}, "corrupt"},
-		{"flipped byte", func(t *testing.T, path string, _ *DB) {
+		{"flipped byte", func(t *testing.T, path string, _ *store.Store) {
 			b, _ := os.ReadFile(SnapshotPath(path))
 			b[len(b)*2/3] ^= 0x10
 			os.WriteFile(SnapshotPath(path), b, 0o644)
 		}, Options{}, "checksum"},
-		{"wrong token", func(t *testing.T, path string, db *DB) {
+		{"wrong token", func(t *testing.T, path string, st *store.Store) {
 			// As if the database were restored from a copy that recorded an
 			// earlier snapshot.
-			db.st.SetSetting(ctx, snapshotSetting, `{"token":"00112233445566778899aabbccddeeff","seq":1}`)
+			st.SetSetting(ctx, mirror.SnapshotSetting, `{"token":"00112233445566778899aabbccddeeff","seq":1}`)
 		}, Options{}, "token"},
-		{"no record", func(t *testing.T, path string, db *DB) {
-			db.st.SetSetting(ctx, snapshotSetting, "")
+		{"no record", func(t *testing.T, path string, st *store.Store) {
+			st.SetSetting(ctx, mirror.SnapshotSetting, "")
 		}, Options{}, ""},
-		{"seq ahead", func(t *testing.T, path string, db *DB) {
-			raw, _, _ := db.st.Setting(ctx, snapshotSetting)
-			var s snapshotStamp
+		{"seq ahead", func(t *testing.T, path string, st *store.Store) {
+			raw, _, _ := st.Setting(ctx, mirror.SnapshotSetting)
+			var s mirror.SnapshotStamp
 			json.Unmarshal([]byte(raw), &s)
 			s.Seq += 1000
 			b, _ := json.Marshal(s)
-			db.st.SetSetting(ctx, snapshotSetting, string(b))
+			st.SetSetting(ctx, mirror.SnapshotSetting, string(b))
 		}, Options{}, "ahead"},
-		{"other tokenizer", func(*testing.T, string, *DB) {}, Options{Tokenizer: &noStem}, "tokenizer"},
-		{"other bm25", func(*testing.T, string, *DB) {}, Options{K1: 2}, "BM25"},
+		{"other tokenizer", func(*testing.T, string, *store.Store) {}, Options{NoStem: true}, "tokenizer"},
+		{"other bm25", func(*testing.T, string, *store.Store) {}, Options{K1: 2}, "BM25"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := snapStore(t, 200)
-			handle, _ := openSnap(t, path, Options{NoSnapshot: true})
+			handle, err := store.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
 			c.spoil(t, path, handle)
 			handle.Close()
 			opts := c.opts
@@ -322,4 +343,23 @@ func TestNoSnapshotOption(t *testing.T) {
 			t.Fatalf("options %+v wrote a snapshot (%v)", opts, err)
 		}
 	}
+}
+
+// firstIDs returns the first n ids of db's memories, in id order.
+func firstIDs(t testing.TB, db *DB, n int) []string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := db.Export(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	dec := json.NewDecoder(&buf)
+	for len(ids) < n && dec.More() {
+		var m Memory
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
 }

@@ -1,4 +1,4 @@
-package engram
+package mirror
 
 // The persisted index snapshot (DESIGN §3): a sidecar file PATH+".idx" holding
 // the in-memory index as of one change-log sequence number, so that opening a
@@ -23,7 +23,6 @@ import (
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/store"
-	"github.com/engram-memory/engram/internal/tokenize"
 )
 
 // DefaultSnapshotMinMemories is the store size from which a full rebuild
@@ -75,35 +74,35 @@ func writeHeader(w *binenc.Writer, h snapshotHeader) {
 // SnapshotPath is the snapshot file of the store at path.
 func SnapshotPath(path string) string { return path + snapshotSuffix }
 
-// snapshotHeaderFor is the header a snapshot of db's index at seq must carry.
-func (db *DB) snapshotHeaderFor(seq int64, token string) snapshotHeader {
-	o := db.ix.Tokenizer().Options()
+// snapshotHeaderFor is the header a snapshot of the index at seq must carry.
+func (m *Mirror) snapshotHeaderFor(seq int64, token string) snapshotHeader {
+	o := m.ix.Tokenizer().Options()
 	return snapshotHeader{
 		Magic: snapshotMagic, Format: snapshotFormat, Schema: store.SchemaVersion,
-		Seq: seq, Token: token, Stem: o.Stem, Stop: o.Stopwords, Params: db.params,
+		Seq: seq, Token: token, Stem: o.Stem, Stop: o.Stopwords, Params: m.params,
 	}
 }
 
-// loadSnapshot replaces db's empty index with the snapshot's when the
+// loadSnapshot replaces the empty index with the snapshot's when the
 // snapshot can be trusted, and reports whether it did. Every reason not to use
 // it is logged at debug level; none is an error.
-func (db *DB) loadSnapshot(ctx context.Context, tok *tokenize.Tokenizer) bool {
-	path := SnapshotPath(db.st.Path())
+func (m *Mirror) loadSnapshot(ctx context.Context) bool {
+	path := SnapshotPath(m.st.Path())
 	start := time.Now()
-	seq, err := db.readSnapshot(ctx, path, tok)
+	seq, err := m.readSnapshot(ctx, path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			db.log.Debug("index snapshot not used; rebuilding from the database", "path", path, "reason", err)
+			m.log.Debug("index snapshot not used; rebuilding from the database", "path", path, "reason", err)
 		}
 		return false
 	}
-	db.log.Debug("index snapshot loaded", "path", path, "seq", seq, "memories", db.ix.Len(), "took", time.Since(start))
+	m.log.Debug("index snapshot loaded", "path", path, "seq", seq, "memories", m.ix.Len(), "took", time.Since(start))
 	return true
 }
 
-// readSnapshot validates and loads the snapshot at path into db.ix and db.seq.
-func (db *DB) readSnapshot(ctx context.Context, path string, tok *tokenize.Tokenizer) (int64, error) {
-	raw, ok, err := db.st.Setting(ctx, snapshotSetting)
+// readSnapshot validates and loads the snapshot at path into m.ix and m.seq.
+func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
+	raw, ok, err := m.st.Setting(ctx, snapshotSetting)
 	if err != nil {
 		return 0, err
 	}
@@ -114,7 +113,7 @@ func (db *DB) readSnapshot(ctx context.Context, path string, tok *tokenize.Token
 	if err := json.Unmarshal([]byte(raw), &stamp); err != nil {
 		return 0, fmt.Errorf("snapshot setting %q: %w", raw, err)
 	}
-	last, err := db.st.LastSeq(ctx)
+	last, err := m.st.LastSeq(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -135,20 +134,20 @@ func (db *DB) readSnapshot(ctx context.Context, path string, tok *tokenize.Token
 	if err := r.Err(); err != nil {
 		return 0, fmt.Errorf("header: %w", err)
 	}
-	want := db.snapshotHeaderFor(stamp.Seq, stamp.Token)
+	want := m.snapshotHeaderFor(stamp.Seq, stamp.Token)
 	if err := headerMismatch(h, want); err != nil {
 		return 0, err
 	}
-	ix, err := index.ReadSnapshot(r, tok, db.params)
+	ix, err := index.ReadSnapshot(r, m.tok, m.params)
 	if err != nil {
 		return 0, err
 	}
 	if err := r.Verify(); err != nil {
 		return 0, err
 	}
-	db.mu.Lock()
-	db.ix, db.seq = ix, h.Seq
-	db.mu.Unlock()
+	m.mu.Lock()
+	m.ix, m.seq = ix, h.Seq
+	m.mu.Unlock()
 	return h.Seq, nil
 }
 
@@ -189,23 +188,26 @@ func headerMismatch(h, want snapshotHeader) error {
 	return nil
 }
 
-// maybeWriteSnapshot writes a snapshot when it pays: a store of
+// MaybeWriteSnapshot writes a snapshot when it pays: a store of
 // SnapshotMinMemories or more that has none in effect (a full rebuild at
 // Open, or a store that grew past the size since), or one whose snapshot is
 // more than max(10% of the memories, snapshotReplayFloor) changes behind.
-// Open and Close call it. Failure is logged, never returned: the snapshot is
-// only an accelerator.
-func (db *DB) maybeWriteSnapshot(ctx context.Context) {
-	min := db.opts.SnapshotMinMemories
-	if db.opts.NoSnapshot || min < 0 {
+// Open calls it, and the store's owner should before closing it. Failure is
+// logged, never returned: the snapshot is only an accelerator.
+func (m *Mirror) MaybeWriteSnapshot(ctx context.Context) {
+	if m.st == nil {
+		return // a fork
+	}
+	min := m.opts.SnapshotMinMemories
+	if m.opts.NoSnapshot || min < 0 {
 		return
 	}
 	if min == 0 {
 		min = DefaultSnapshotMinMemories
 	}
-	db.mu.RLock()
-	n, seq, snap := db.ix.Len(), db.seq, db.snapSeq
-	db.mu.RUnlock()
+	m.mu.RLock()
+	n, seq, snap := m.ix.Len(), m.seq, m.snapSeq
+	m.mu.RUnlock()
 	if snap >= 0 {
 		// Sequence numbers may skip, so this counts changes at most once each.
 		if behind := seq - snap; behind <= int64(max(n/10, snapshotReplayFloor)) {
@@ -215,27 +217,30 @@ func (db *DB) maybeWriteSnapshot(ctx context.Context) {
 		return
 	}
 	start := time.Now()
-	size, err := db.WriteSnapshot(ctx)
+	size, err := m.WriteSnapshot(ctx)
 	if err != nil {
-		db.log.Debug("index snapshot not written", "reason", err)
+		m.log.Debug("index snapshot not written", "reason", err)
 		return
 	}
-	db.log.Debug("index snapshot written", "path", SnapshotPath(db.Path()), "bytes", size, "memories", n, "took", time.Since(start))
+	m.log.Debug("index snapshot written", "path", SnapshotPath(m.st.Path()), "bytes", size, "memories", n, "took", time.Since(start))
 }
 
 // WriteSnapshot writes the index as it is now to the store's snapshot file
-// (Path()+".idx") atomically, records it in the database, and returns the
-// file's size. Open calls it when it pays; callers may force one, for example
-// before handing a large store to many short-lived processes.
-func (db *DB) WriteSnapshot(ctx context.Context) (int64, error) {
+// (SnapshotPath) atomically, records it in the database, and returns the
+// file's size. MaybeWriteSnapshot calls it when it pays; callers may force
+// one, for example before handing a large store to many short-lived processes.
+func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
+	if m.st == nil {
+		return 0, errors.New("write snapshot: a fork has no store")
+	}
 	var tok [16]byte
 	if _, err := rand.Read(tok[:]); err != nil {
 		return 0, fmt.Errorf("snapshot token: %w", err)
 	}
 	token := hex.EncodeToString(tok[:])
-	path := SnapshotPath(db.Path())
+	path := SnapshotPath(m.st.Path())
 	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(db.Path()); err == nil {
+	if fi, err := os.Stat(m.st.Path()); err == nil {
 		perm = fi.Mode().Perm()
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
@@ -249,13 +254,13 @@ func (db *DB) WriteSnapshot(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("write snapshot %s: %w", path, err)
 	}
 	// Hold the read lock while encoding: the snapshot is exactly the index at seq.
-	db.mu.RLock()
-	seq := db.seq
+	m.mu.RLock()
+	seq := m.seq
 	w := binenc.NewWriter(f)
-	writeHeader(w, db.snapshotHeaderFor(seq, token))
-	db.ix.WriteSnapshot(w)
+	writeHeader(w, m.snapshotHeaderFor(seq, token))
+	m.ix.WriteSnapshot(w)
 	err = w.Finish()
-	db.mu.RUnlock()
+	m.mu.RUnlock()
 	size := w.Len()
 	if err != nil {
 		return fail(err)
@@ -278,12 +283,12 @@ func (db *DB) WriteSnapshot(ctx context.Context) (int64, error) {
 	// Only now does the database vouch for the file. A crash before this line
 	// leaves a file whose token the database does not know: it is rebuilt.
 	stamp, _ := json.Marshal(snapshotStamp{Token: token, Seq: seq})
-	if err := db.st.SetSetting(ctx, snapshotSetting, string(stamp)); err != nil {
+	if err := m.st.SetSetting(ctx, snapshotSetting, string(stamp)); err != nil {
 		return 0, fmt.Errorf("record snapshot: %w", err)
 	}
-	db.mu.Lock()
-	db.snapSeq = seq
-	db.mu.Unlock()
+	m.mu.Lock()
+	m.snapSeq = seq
+	m.mu.Unlock()
 	return size, nil
 }
 

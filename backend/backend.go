@@ -1,0 +1,156 @@
+// Package backend is the seam between Engram's engine (validation, embedding,
+// the recall pipeline, delivery) and the store its memories live in. Backend is
+// what every store does: write, read and list memories in a scope and run the
+// search legs with every filter inside them. Optional powers are found by type
+// assertion, as database/sql finds a driver's; backendtest is the suite every
+// backend must pass.
+package backend
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// ErrUnsupported is returned by the engine for an operation that needs an
+// optional power the backend does not have.
+var ErrUnsupported = errors.New("not supported by this backend")
+
+// Backend is a store of memories the engine runs on.
+//
+// Every method takes the caller's scope: a tenant such as {"team": "t1"}, or
+// nil for the whole store. A memory is in scope when its own scope carries
+// every key=value of it; a memory outside is absent for the caller, exactly as
+// if no memory had its id. Methods are safe for concurrent use. Errors wrap
+// memory.ErrInvalid or memory.ErrNotFound where those apply.
+type Backend interface {
+	Writer
+	Reader
+	Searcher
+	// Close releases the store. The engine calls it once, from DB.Close.
+	Close() error
+}
+
+// Writer changes memories. Each write is one all-or-nothing unit.
+type Writer interface {
+	// Put stores memories, replacing any with the same id, in one write: all
+	// or none. Each memory is complete and valid (normalised, with an id,
+	// times, content hash and, when it has one, its vector) and inside scope.
+	// An id held by a memory outside scope is refused as taken (wrapping
+	// memory.ErrInvalid) and nothing is stored. Put takes the memories over:
+	// the caller neither reads nor changes them afterwards.
+	Put(ctx context.Context, scope map[string]string, mems []*memory.Memory) error
+	// Delete removes the memories in scope with these ids, in one write, and
+	// returns how many there were.
+	Delete(ctx context.Context, scope map[string]string, ids []string) (int, error)
+	// RecordUse counts one use at now of each memory in scope with these ids,
+	// in one write: uses+1, and the demand decayed to now (memory.Decay) +1.
+	// It returns the counters as they now are, in order. Ids not in scope are
+	// skipped, unless strict: then the first fails the call (wrapping
+	// memory.ErrNotFound) and nothing is recorded.
+	RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time, strict bool) ([]Usage, error)
+	// SetEmbeddings stores vectors for memories in scope whose content hash is
+	// still the update's; others (changed since, or deleted) are skipped. It
+	// returns how many it stored.
+	SetEmbeddings(ctx context.Context, scope map[string]string, ups []EmbeddingUpdate) (int, error)
+}
+
+// Reader reads memories as stored.
+type Reader interface {
+	// Get returns the memories in scope with these ids, by id, vectors
+	// included; ids not found are absent from the map.
+	Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error)
+	// List calls fn with every memory that matches q.Filter (whose Scope is
+	// the caller's scope, merged), in id order, until fn returns an error,
+	// which List returns. fn must not change the memory; it may keep it.
+	List(ctx context.Context, q ListQuery, fn func(*memory.Memory) error) error
+}
+
+// ListQuery selects the memories List visits.
+type ListQuery struct {
+	Filter memory.Filter
+	// Vectors asks for each memory's stored vector, as Get returns it (an
+	// export). Without it a memory's Embedding names its model and dimension
+	// and may leave the vector out, which is all a count or a briefing needs.
+	Vectors bool
+}
+
+// Searcher runs the legs of a search. The engine fuses what they return,
+// applies the boosts and optional stages, and explains every result.
+type Searcher interface {
+	// Models describes the stored vectors the vector leg can compare, by
+	// embedding model id. The engine calls it before it embeds a query, to
+	// know whether the vector leg can run at all.
+	Models(ctx context.Context) (map[string]ModelInfo, error)
+	// Legs runs the BM25 leg, the vector leg or both for one search, each over
+	// the memories q.Filter admits only (filters are applied before ranking,
+	// so a small scope inside a large store still gets K hits).
+	Legs(ctx context.Context, q LegQuery) (*LegResult, error)
+}
+
+// ModelInfo is what a backend holds of one embedding model's vectors.
+type ModelInfo struct {
+	Dim   int // the vectors' dimension
+	Count int // how many memories have one
+}
+
+// LegQuery asks for one search's legs.
+type LegQuery struct {
+	Filter memory.Filter
+	// K is how many hits each leg returns at most.
+	K int
+	// Text is the BM25 leg's query text; empty means no BM25 leg.
+	Text string
+	// Vector is the vector leg's query (L2-normalised, of Model's dimension);
+	// nil means no vector leg.
+	Vector []float32
+	// Model is the embedding model of Vector and of the vectors WithVectors
+	// returns.
+	Model string
+	// WithVectors asks for each hit's stored vector of Model, for diversity
+	// (MMR) over the candidates.
+	WithVectors bool
+}
+
+// Hit is one memory a leg returned.
+type Hit struct {
+	// Memory is the memory, without its vector. The backend may share it
+	// between calls: nobody changes it.
+	Memory *memory.Memory
+	// Score is the leg's own score: BM25 for the keyword leg, the cosine for
+	// the vector leg, the fused score for a native hybrid.
+	Score float64
+	// Vector is the memory's stored vector of LegQuery.Model (L2-normalised)
+	// when WithVectors asked for it and the memory has one; the caller owns it.
+	Vector []float32
+}
+
+// LegResult is what the legs found, each best first.
+type LegResult struct {
+	BM25, Vector []Hit
+	// Bound is the keyword relevance signal's denominator: the BM25 score a
+	// memory matching every query term fully would reach, where a term no
+	// memory holds counts at the weight of the rarest (see
+	// internal/recall/relevance.go). 0 when the BM25 leg did not run or the
+	// backend cannot tell; keyword relevance is then 0.
+	Bound float64
+	// How long compiling the filter and each leg took (zero if not measured).
+	FilterTook, BM25Took, VectorTook time.Duration
+}
+
+// Usage is a memory's use statistics after a recorded use.
+type Usage struct {
+	ID     string
+	Uses   int64
+	Demand float64
+	At     *time.Time // the demand's time (DemandAt)
+}
+
+// EmbeddingUpdate sets one memory's embedding if its content is still Hash.
+type EmbeddingUpdate struct {
+	ID        string
+	Hash      string
+	Embedding *memory.Embedding // nil clears it
+}

@@ -1,0 +1,94 @@
+package backend
+
+import (
+	"context"
+	"time"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// The optional powers of a backend, found by type assertion. Each says what
+// the engine does without it.
+
+// Hybrider is a backend that fuses both legs itself in one call (strategy
+// "native"), as Weaviate's hybrid query does with server-side rank fusion.
+// The engine uses it when a query asks for fusion "native"; without it such a
+// query is fused by the engine, with the reason in degraded.
+type Hybrider interface {
+	Hybrid(ctx context.Context, q HybridQuery) (*HybridResult, error)
+}
+
+// HybridQuery is a LegQuery with both legs and their fusion weights.
+type HybridQuery struct {
+	LegQuery
+	BM25Weight, VectorWeight float64
+}
+
+// HybridHit is one fused result: Score is the fused score. BM25Leg and
+// VectorLeg say where each leg placed it when the backend reports that (Rank
+// 0: the leg did not return it, or the backend does not say), for explain and
+// relevance.
+type HybridHit struct {
+	Hit
+	BM25Leg, VectorLeg LegPlace
+}
+
+// LegPlace is a memory's 1-based rank and raw score in one leg.
+type LegPlace struct {
+	Rank  int
+	Score float64
+}
+
+// HybridResult is a native hybrid's answer, best first.
+type HybridResult struct {
+	Hits []HybridHit
+	// Bound is as in LegResult.
+	Bound float64
+	Took  time.Duration
+}
+
+// Syncer is a backend with local state that other processes' writes leave
+// behind, such as an in-memory index over a shared file. The engine calls Sync
+// before every search, listing and count, so reads see every committed write;
+// it reports whether a store setting changed, so the engine reloads its
+// settings. A backend without Syncer is always current.
+type Syncer interface {
+	Sync(ctx context.Context) (settingsChanged bool, err error)
+}
+
+// Settings is a backend that keeps store-level settings, such as a calibrated
+// vector weight, for every process using the store. Without it a store has no
+// calibrated weight and Calibrate cannot store one.
+type Settings interface {
+	Setting(ctx context.Context, key string) (value string, ok bool, err error)
+	// SetSetting stores value under key; an empty value deletes the key.
+	SetSetting(ctx context.Context, key, value string) error
+}
+
+// Forker is a backend that can make a private, read-only copy of its search
+// state: every memory with its vector of model, those in replace (by id)
+// standing in for the originals (their Embedding is their vector of model, or
+// nil). The copy is for calibration: it never changes the store and sees no
+// later write. Without it, Calibrate is unsupported.
+type Forker interface {
+	Fork(ctx context.Context, model string, replace map[string]*memory.Memory) (Searcher, error)
+}
+
+// Snapshotter is a backend that can persist its local index to speed up the
+// next open; WriteSnapshot returns the bytes written.
+type Snapshotter interface {
+	WriteSnapshot(ctx context.Context) (int64, error)
+}
+
+// Describer is a backend that reports store-wide figures for Stats.
+type Describer interface {
+	Describe(ctx context.Context) (Description, error)
+}
+
+// Description is a store's store-wide figures.
+type Description struct {
+	Path      string // where the store lives (a file, a URL)
+	Bytes     int64  // its size on disk, 0 if unknown
+	ChangeSeq int64  // the last change applied, 0 if the store has no change log
+	Memories  int    // how many memories it holds
+}

@@ -1,0 +1,283 @@
+// Package sqlite is Engram's embedded backend: every memory in one SQLite file
+// (internal/store), searched through an in-memory mirror of it
+// (internal/mirror) that the file's change log keeps in step with writes by
+// any process.
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/index"
+	"github.com/engram-memory/engram/internal/mirror"
+	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/tokenize"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Errors Open returns for a path that is not a usable Engram file, for
+// errors.Is.
+var (
+	ErrNotEngram   = store.ErrNotEngram
+	ErrNewerSchema = store.ErrNewerSchema
+	ErrBadPath     = store.ErrBadPath
+)
+
+// DefaultSnapshotMinMemories is the store size from which a full rebuild of
+// the index writes a snapshot (see Options.SnapshotMinMemories).
+const DefaultSnapshotMinMemories = mirror.DefaultSnapshotMinMemories
+
+// Options configure the backend. The zero value is the default: stemming and
+// stopwords on, standard BM25, a snapshot for large stores.
+type Options struct {
+	// BM25 parameters; zero values take the defaults (k1 1.2, b 0.75, field
+	// weights for name, description and text).
+	K1, B        float64
+	FieldWeights []float64
+	// NoStem and NoStopwords turn off the BM25 leg's English stemming and
+	// stopword removal.
+	NoStem, NoStopwords bool
+	// NoSnapshot neither reads nor writes the index snapshot (SnapshotPath):
+	// every Open rebuilds the index from the database.
+	NoSnapshot bool
+	// SnapshotMinMemories is the store size from which a full rebuild writes a
+	// snapshot at the end of Open: 0 means DefaultSnapshotMinMemories, a
+	// negative value never writes one (an existing one is still read).
+	SnapshotMinMemories int
+	// Logger receives debug information; nil is silent.
+	Logger *slog.Logger
+}
+
+// Backend is an open SQLite store with its mirror. It implements
+// backend.Backend and the optional Syncer, Settings, Forker, Snapshotter and
+// Describer, and embed.Cache over the file's embedding cache.
+type Backend struct {
+	st *store.Store
+	mi *mirror.Mirror
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ backend.Backend     = (*Backend)(nil)
+	_ backend.Syncer      = (*Backend)(nil)
+	_ backend.Settings    = (*Backend)(nil)
+	_ backend.Forker      = (*Backend)(nil)
+	_ backend.Snapshotter = (*Backend)(nil)
+	_ backend.Describer   = (*Backend)(nil)
+)
+
+// Open opens or creates the store at path and loads its index.
+func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
+	mo, err := opts.mirrorOptions()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	mi, err := mirror.Open(ctx, st, mo)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &Backend{st: st, mi: mi}, nil
+}
+
+// mirrorOptions are the index options the backend's options ask for.
+func (o Options) mirrorOptions() (mirror.Options, error) {
+	p := bm25.DefaultParams(index.NumFields)
+	if o.K1 > 0 {
+		p.K1 = o.K1
+	}
+	if o.B > 0 {
+		p.B = o.B
+	}
+	switch len(o.FieldWeights) {
+	case 0:
+	case index.NumFields:
+		p.FieldWeights = o.FieldWeights
+	default:
+		return mirror.Options{}, fmt.Errorf("%w: %d field weights given, want %d (name, description, text)", memory.ErrInvalid, len(o.FieldWeights), index.NumFields)
+	}
+	tok := tokenize.DefaultOptions()
+	tok.Stem, tok.Stopwords = !o.NoStem, !o.NoStopwords
+	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories, Logger: o.Logger}, nil
+}
+
+// SnapshotPath is the index snapshot file of the store at path.
+func SnapshotPath(path string) string { return mirror.SnapshotPath(path) }
+
+// Path is the store's file.
+func (b *Backend) Path() string { return b.st.Path() }
+
+// Close writes a snapshot when a large store has none or one far behind (see
+// Options.SnapshotMinMemories), so the next process opens it quickly, and
+// closes the file. Closing twice is harmless.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		b.mi.MaybeWriteSnapshot(context.Background())
+		b.closeErr = b.st.Close()
+	})
+	return b.closeErr
+}
+
+// Put stores memories and puts them straight into the index.
+func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memory.Memory) error {
+	first, last, err := b.st.Put(ctx, scope, mems)
+	if err != nil {
+		return err
+	}
+	return b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: mems})
+}
+
+// Delete removes memories from the file and the index.
+func (b *Backend) Delete(ctx context.Context, scope map[string]string, ids []string) (int, error) {
+	deleted, first, last, err := b.st.Delete(ctx, scope, ids)
+	if err != nil {
+		return 0, err
+	}
+	return len(deleted), b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Deleted: deleted})
+}
+
+// RecordUse counts uses in one write and gives the index the new counters
+// without reading a row back.
+func (b *Backend) RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time, strict bool) ([]backend.Usage, error) {
+	uses, first, last, err := b.st.RecordUse(ctx, scope, ids, now, strict)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Uses: uses}); err != nil {
+		return nil, err
+	}
+	out := make([]backend.Usage, len(uses))
+	for i, u := range uses {
+		out[i] = backend.Usage{ID: u.ID, Uses: u.Uses, Demand: u.Demand, At: u.At}
+	}
+	return out, nil
+}
+
+// SetEmbeddings stores vectors, then brings the index up to date (reading the
+// changed rows, whose vectors the index needs).
+func (b *Backend) SetEmbeddings(ctx context.Context, scope map[string]string, ups []backend.EmbeddingUpdate) (int, error) {
+	in := make([]store.EmbeddingUpdate, len(ups))
+	for i, u := range ups {
+		in[i] = store.EmbeddingUpdate{ID: u.ID, Hash: u.Hash, Embedding: u.Embedding}
+	}
+	n, err := b.st.SetEmbeddings(ctx, scope, in)
+	if err != nil {
+		return n, err
+	}
+	_, err = b.mi.Sync(ctx)
+	return n, err
+}
+
+// Get reads memories from the file, as stored.
+func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error) {
+	rows, err := b.st.GetMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(scope) > 0 {
+		f := memory.Filter{Scope: scope}
+		for id, m := range rows {
+			if !f.Match(m) {
+				delete(rows, id)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// List visits memories in id order: from the index, or, when q.Vectors asks
+// for the stored vectors, from the file.
+func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory.Memory) error) error {
+	if q.Vectors {
+		return b.st.Scan(ctx, func(m *memory.Memory) error {
+			if !q.Filter.Match(m) {
+				return nil
+			}
+			return fn(m)
+		})
+	}
+	for _, m := range b.mi.List(&q.Filter) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Models counts the index's vectors per model.
+func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, error) {
+	return b.mi.Models(ctx)
+}
+
+// Legs runs the legs over the index.
+func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResult, error) {
+	return b.mi.Legs(ctx, q)
+}
+
+// Sync applies other processes' writes from the change log.
+func (b *Backend) Sync(ctx context.Context) (bool, error) { return b.mi.Sync(ctx) }
+
+// Setting reads a store setting.
+func (b *Backend) Setting(ctx context.Context, key string) (string, bool, error) {
+	return b.st.Setting(ctx, key)
+}
+
+// SetSetting stores a setting for every process using the file.
+func (b *Backend) SetSetting(ctx context.Context, key, value string) error {
+	return b.st.SetSetting(ctx, key, value)
+}
+
+// Fork is a private copy of the index for calibration.
+func (b *Backend) Fork(_ context.Context, model string, replace map[string]*memory.Memory) (backend.Searcher, error) {
+	return b.mi.Fork(model, replace), nil
+}
+
+// WriteSnapshot writes the index snapshot now.
+func (b *Backend) WriteSnapshot(ctx context.Context) (int64, error) { return b.mi.WriteSnapshot(ctx) }
+
+// Describe reports the file, its size (with the write-ahead log) and the
+// index's change-log position and size.
+func (b *Backend) Describe(context.Context) (backend.Description, error) {
+	d := backend.Description{Path: b.st.Path(), ChangeSeq: b.mi.Seq(), Memories: b.mi.Len()}
+	for _, p := range []string{d.Path, d.Path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			d.Bytes += fi.Size()
+		}
+	}
+	return d, nil
+}
+
+// GetEmbedding looks a vector up in the file's embedding cache (embed.Cache).
+func (b *Backend) GetEmbedding(ctx context.Context, model, hash string) ([]float32, bool, error) {
+	return b.st.GetEmbedding(ctx, model, hash)
+}
+
+// PutEmbedding stores a vector in the embedding cache (embed.Cache).
+func (b *Backend) PutEmbedding(ctx context.Context, model, hash string, v []float32) error {
+	return b.st.PutEmbedding(ctx, model, hash, v)
+}
+
+// PutEmbeddings stores vectors in the embedding cache in one transaction
+// (embed.BatchCache).
+func (b *Backend) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
+	return b.st.PutEmbeddings(ctx, model, hashes, vecs)
+}
+
+// RowsRead is how many rows of memories this backend has read from the file
+// since Open: a diagnostic for tests and benchmarks that bound reads.
+func (b *Backend) RowsRead() int64 { return b.st.RowsRead() }

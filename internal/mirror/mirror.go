@@ -1,0 +1,324 @@
+// Package mirror is the live in-memory index of one SQLite store: loaded from
+// its snapshot or rebuilt from the rows, kept in step with the store's change
+// log, searched under its own read lock, and persisted as a snapshot.
+package mirror
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"sync"
+
+	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/index"
+	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/tokenize"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Options configure a Mirror.
+type Options struct {
+	Tokenizer tokenize.Options
+	BM25      bm25.Params
+	// NoSnapshot neither reads nor writes the snapshot file: every Open
+	// rebuilds the index from the rows.
+	NoSnapshot bool
+	// SnapshotMinMemories is the store size from which a full rebuild writes a
+	// snapshot: 0 means DefaultSnapshotMinMemories, a negative value never
+	// writes one (an existing one is still read).
+	SnapshotMinMemories int
+	// Logger receives debug information (whether a snapshot was used, and
+	// why not); nil is silent.
+	Logger *slog.Logger
+}
+
+// Mirror is the in-memory index of a store and the change-log position it
+// reflects. It is safe for concurrent use: searches share a read lock, and
+// changes (own writes, catching up with other processes) take the write lock.
+type Mirror struct {
+	st     *store.Store // nil for a fork, which never changes
+	opts   Options
+	tok    *tokenize.Tokenizer
+	params bm25.Params
+	log    *slog.Logger
+
+	syncMu sync.Mutex // one catch-up at a time; guards settingsChanged
+	// settingsChanged records that a catch-up saw a setting change, until
+	// Sync reports it.
+	settingsChanged bool
+
+	mu  sync.RWMutex // guards ix, seq and snapSeq
+	ix  *index.Index
+	seq int64 // last change-log entry applied to ix
+	// snapSeq is the change-log entry of the snapshot this process loaded or
+	// wrote, or -1 when none is in effect.
+	snapSeq int64
+}
+
+// Open fills a mirror of st: from the snapshot next to the file when one can
+// be trusted, else from the rows; then it catches up with the change log and,
+// when it pays, writes a new snapshot.
+func Open(ctx context.Context, st *store.Store, opts Options) (*Mirror, error) {
+	m := &Mirror{st: st, opts: opts, tok: tokenize.New(opts.Tokenizer), params: opts.BM25, log: opts.Logger, snapSeq: -1}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	m.ix = index.New(m.tok, m.params)
+	if !opts.NoSnapshot && m.loadSnapshot(ctx) {
+		m.snapSeq = m.seq
+	} else if err := m.load(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := m.Sync(ctx); err != nil {
+		return nil, err
+	}
+	m.MaybeWriteSnapshot(ctx)
+	return m, nil
+}
+
+// load fills the index from the rows; the caller then applies the change log
+// past the seq it records, catching up with writes made while it read.
+func (m *Mirror) load(ctx context.Context) error {
+	seq, err := m.st.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	counts, err := m.st.EmbeddingCounts(ctx)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range counts {
+		m.ix.Reserve(c.Model, c.Dim, c.N)
+	}
+	if err := m.loadRows(ctx); err != nil {
+		return err
+	}
+	m.seq = seq
+	return nil
+}
+
+// loadRows reads every row into the index: one goroutine scans SQLite, the
+// others tokenize, and the caller (holding the write lock) inserts, in scan
+// (id) order, so that a store loads into the same document numbers every
+// time and ties between equal scores break the same way.
+func (m *Mirror) loadRows(ctx context.Context) error {
+	const batch = 512
+	type batchOf[T any] struct {
+		seq   int
+		items []T
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	raw := make(chan batchOf[*memory.Memory], 4)
+	analyzed := make(chan batchOf[index.Analyzed], 4)
+	scanErr := make(chan error, 1)
+	go func() {
+		defer close(raw)
+		var buf []*memory.Memory
+		seq := 0
+		send := func() error {
+			select {
+			case raw <- batchOf[*memory.Memory]{seq, buf}:
+				seq, buf = seq+1, nil
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		err := m.st.Scan(ctx, func(x *memory.Memory) error {
+			if buf = append(buf, x); len(buf) == batch {
+				return send()
+			}
+			return nil
+		})
+		if err == nil && len(buf) > 0 {
+			err = send()
+		}
+		scanErr <- err
+	}()
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range raw {
+				out := make([]index.Analyzed, len(b.items))
+				for i, x := range b.items {
+					out[i] = m.ix.Analyze(x)
+				}
+				analyzed <- batchOf[index.Analyzed]{b.seq, out}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(analyzed) }()
+	pending := map[int][]index.Analyzed{}
+	next := 0
+	for b := range analyzed {
+		pending[b.seq] = b.items
+		for as, ok := pending[next]; ok; as, ok = pending[next] {
+			for _, a := range as {
+				m.ix.PutAnalyzed(a)
+			}
+			delete(pending, next)
+			next++
+		}
+	}
+	return <-scanErr
+}
+
+// Sync applies the change log past the last entry this mirror has seen, so
+// writes by other processes are visible to the next search without a reload.
+// It reports whether a store setting changed since the last Sync (seen by this
+// catch-up or an earlier one inside ApplyOwn), so the caller reloads its
+// settings. A fork has nothing to catch up with.
+func (m *Mirror) Sync(ctx context.Context) (settingsChanged bool, err error) {
+	if m.st == nil {
+		return false, nil
+	}
+	if err := m.sync(ctx); err != nil {
+		return false, err
+	}
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	settingsChanged, m.settingsChanged = m.settingsChanged, false
+	return settingsChanged, nil
+}
+
+func (m *Mirror) sync(ctx context.Context) error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	for {
+		m.mu.RLock()
+		after := m.seq
+		m.mu.RUnlock()
+		const batch = 10000
+		changes, err := m.st.Changes(ctx, after, batch)
+		if err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			return nil
+		}
+		// The row as it is now is the truth, whatever the ops in between: read
+		// every changed id once; present means put, absent means delete. An id
+		// whose every change is a use keeps its index entry, and only its use
+		// counters are read and refreshed.
+		useOnly := map[string]bool{}
+		var ids, full, uses []string
+		for _, c := range changes {
+			if c.Op == store.OpSetting {
+				m.settingsChanged = true
+				continue
+			}
+			only, seen := useOnly[c.ID]
+			if !seen {
+				ids = append(ids, c.ID)
+				only = true
+			}
+			useOnly[c.ID] = only && c.Op == store.OpUse
+		}
+		// Only this catch-up changes the index now (ApplyOwn waits for
+		// syncMu), so what it sees indexed stays indexed until it applies.
+		m.mu.RLock()
+		for _, id := range ids {
+			if useOnly[id] && m.ix.Get(id) == nil {
+				useOnly[id] = false // not indexed: only the whole row can tell
+			}
+			if useOnly[id] {
+				uses = append(uses, id)
+			} else {
+				full = append(full, id)
+			}
+		}
+		m.mu.RUnlock()
+		rows, err := m.st.GetMany(ctx, full)
+		if err != nil {
+			return err
+		}
+		counts, err := m.st.Usages(ctx, uses)
+		if err != nil {
+			return err
+		}
+		m.mu.Lock()
+		for _, id := range ids {
+			if useOnly[id] {
+				if u, ok := counts[id]; ok {
+					m.ix.SetUsage(usageMemory(u))
+				} else {
+					m.ix.Delete(id)
+				}
+				continue
+			}
+			if x, ok := rows[id]; ok {
+				m.ix.Put(x)
+			} else {
+				m.ix.Delete(id)
+			}
+		}
+		m.seq = changes[len(changes)-1].Seq
+		m.mu.Unlock()
+		if len(changes) < batch {
+			return nil
+		}
+	}
+}
+
+// usageMemory carries a row's use counters in the form Index.SetUsage takes.
+func usageMemory(u store.Usage) *memory.Memory {
+	return &memory.Memory{ID: u.ID, Uses: u.Uses, Demand: u.Demand, DemandAt: u.At}
+}
+
+// Own is a write this process just made to the store: change-log entries
+// First..Last (Last 0 when the write logged nothing), and what they did.
+type Own struct {
+	First, Last int64
+	Put         []*memory.Memory // stored (the mirror takes them over)
+	Deleted     []string
+	Uses        []store.Usage // as store.RecordUse returned them
+}
+
+// ApplyOwn puts this process's own write straight into the index when no
+// other write came between, without reading a row back; otherwise it catches
+// up with the change log, which includes the write.
+func (m *Mirror) ApplyOwn(ctx context.Context, w Own) error {
+	if w.Last == 0 {
+		return nil
+	}
+	m.syncMu.Lock()
+	m.mu.Lock()
+	direct := m.seq == w.First-1
+	if direct {
+		for _, x := range w.Put {
+			m.ix.Put(x)
+		}
+		for _, id := range w.Deleted {
+			m.ix.Delete(id)
+		}
+		for _, u := range w.Uses {
+			m.ix.SetUsage(usageMemory(u))
+		}
+		m.seq = w.Last
+	}
+	m.mu.Unlock()
+	m.syncMu.Unlock()
+	if direct {
+		return nil
+	}
+	return m.sync(ctx)
+}
+
+// Len is the number of memories in the index.
+func (m *Mirror) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.ix.Len()
+}
+
+// Seq is the last change-log entry the index reflects.
+func (m *Mirror) Seq() int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.seq
+}

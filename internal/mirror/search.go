@@ -1,0 +1,149 @@
+package mirror
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/index"
+	"github.com/engram-memory/engram/internal/vector"
+	"github.com/engram-memory/engram/memory"
+)
+
+// The read side: a mirror (and a fork of it) is a backend.Searcher. Every read
+// holds the read lock only while it reads the index; the memories it hands
+// out are never changed afterwards (a change replaces the pointer), so callers
+// keep them without a lock.
+
+var _ backend.Searcher = (*Mirror)(nil)
+
+// Models counts the indexed vectors per embedding model, with their dimension.
+func (m *Mirror) Models(ctx context.Context) (map[string]backend.ModelInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := map[string]backend.ModelInfo{}
+	for model, n := range m.ix.Models() {
+		out[model] = backend.ModelInfo{Dim: m.ix.Vectors(model).Dim(), Count: n}
+	}
+	return out, nil
+}
+
+// Legs runs the BM25 and vector legs concurrently over the documents the
+// filter admits, compiled once for both, under one read lock.
+func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	ix := m.ix
+	res := &backend.LegResult{}
+	t0 := time.Now()
+	allow := ix.Allowed(&q.Filter)
+	res.FilterTook = time.Since(t0)
+	var (
+		wg      sync.WaitGroup
+		bmHits  []bm25.Hit
+		vecHits []vector.Hit
+	)
+	if q.Text != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.Now()
+			bmHits, res.Bound = ix.BM25(q.Text, allow, q.K)
+			res.BM25Took = time.Since(t)
+		}()
+	}
+	vi := ix.Vectors(q.Model)
+	if q.Vector != nil && vi != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.Now()
+			vecHits = vi.Search(q.Vector, allow, q.K)
+			res.VectorTook = time.Since(t)
+		}()
+	}
+	wg.Wait()
+	if !q.WithVectors {
+		vi = nil
+	}
+	res.BM25 = make([]backend.Hit, len(bmHits))
+	for i, h := range bmHits {
+		res.BM25[i] = hit(ix, vi, h.Doc, h.Score)
+	}
+	res.Vector = make([]backend.Hit, len(vecHits))
+	for i, h := range vecHits {
+		res.Vector[i] = hit(ix, vi, h.Doc, float64(h.Cosine))
+	}
+	return res, nil
+}
+
+// hit is document doc as a backend hit, with a copy of its vector from vi
+// when vi is given.
+func hit(ix *index.Index, vi *vector.Index, doc uint32, score float64) backend.Hit {
+	h := backend.Hit{Memory: ix.Doc(doc), Score: score}
+	if vi != nil {
+		if v := vi.Vector(doc); v != nil {
+			h.Vector = slices.Clone(v)
+		}
+	}
+	return h
+}
+
+// List returns the memories the filter admits, in id order. They are the
+// indexed memories themselves: an Embedding names the model and dimension,
+// the vector lives in the vector index.
+func (m *Mirror) List(f *memory.Filter) []*memory.Memory {
+	var out []*memory.Memory
+	m.mu.RLock()
+	m.ix.Each(m.ix.Allowed(f), func(x *memory.Memory) bool {
+		out = append(out, x)
+		return true
+	})
+	m.mu.RUnlock()
+	// Documents are mostly numbered in id order already (a load inserts in id
+	// order, new ULIDs sort last), which the sort finds quickly.
+	slices.SortFunc(out, func(a, b *memory.Memory) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Fork returns a private index for calibration: every memory with its vector
+// of model (others' vectors left out), the memories of replace standing in for
+// those with their ids, built in id order as a load is. Fork takes the
+// replacements over. The fork never syncs and is never written to.
+func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
+	m.mu.RLock()
+	vi := m.ix.Vectors(model)
+	mems := make([]*memory.Memory, 0, m.ix.Len())
+	m.ix.Each(nil, func(x *memory.Memory) bool {
+		if r, ok := replace[x.ID]; ok {
+			mems = append(mems, r)
+			return true
+		}
+		c := *x
+		c.Embedding = nil
+		if doc, ok := m.ix.DocOf(x.ID); ok && vi != nil {
+			if v := vi.Vector(doc); v != nil {
+				c.Embedding = &memory.Embedding{Model: model, Dim: len(v), Vector: slices.Clone(v)}
+			}
+		}
+		mems = append(mems, &c)
+		return true
+	})
+	m.mu.RUnlock()
+	slices.SortFunc(mems, func(a, b *memory.Memory) int { return cmp.Compare(a.ID, b.ID) })
+	f := &Mirror{opts: m.opts, tok: m.tok, params: m.params, log: m.log, snapSeq: -1, ix: index.New(m.tok, m.params)}
+	for _, x := range mems {
+		f.ix.Put(x)
+	}
+	return f
+}
