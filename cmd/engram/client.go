@@ -18,8 +18,8 @@ import (
 
 // store is what the data commands use: the local *engram.DB, or, with
 // ENGRAM_URL set, a client of an engram server with the same behaviour. It is
-// the method set the server itself acts on.
-type store = httpapi.Backend
+// what the server itself acts on.
+type store = engram.Tenant
 
 var (
 	_ store = (*engram.DB)(nil)
@@ -186,15 +186,6 @@ func (c *client) Delete(ctx context.Context, ids ...string) (int, error) {
 		n += res["deleted"]
 	}
 	return n, nil
-}
-
-// Favorite marks or unmarks a memory.
-func (c *client) Favorite(ctx context.Context, id string, on bool) (*engram.Memory, error) {
-	var m engram.Memory
-	if err := c.do(ctx, http.MethodPost, memoryPath(id, "/favorite"), map[string]bool{"on": on}, &m); err != nil {
-		return nil, err
-	}
-	return &m, nil
 }
 
 // Touch records a use of each memory; like the library, it checks that all

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/engram-memory/engram"
 	"github.com/spf13/cobra"
 )
 
@@ -17,7 +18,8 @@ func newFavorite(e *env) *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return e.withStore(cmd.Context(), func(db store) error {
-				m, err := db.Favorite(cmd.Context(), a[0], !off)
+				on := !off
+				m, err := db.Update(cmd.Context(), a[0], engram.Patch{Favorite: &on})
 				if err != nil {
 					return err
 				}

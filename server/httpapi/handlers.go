@@ -134,7 +134,7 @@ func (s *Server) favorite(w http.ResponseWriter, r *http.Request, t *tenant, id 
 		return err
 	}
 	on := req.On == nil || *req.On
-	m, err := t.b.Favorite(r.Context(), id, on)
+	m, err := t.b.Update(r.Context(), id, engram.Patch{Favorite: &on})
 	if err != nil {
 		return err
 	}

@@ -4,12 +4,10 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -61,22 +59,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Backend is what a request acts on: the whole store (*engram.DB) or one
-// tenant's view of it (*engram.Scoped).
-type Backend interface {
-	Add(ctx context.Context, mems ...*engram.Memory) (engram.AddResult, error)
-	Get(ctx context.Context, id string) (*engram.Memory, error)
-	Update(ctx context.Context, id string, p engram.Patch) (*engram.Memory, error)
-	Delete(ctx context.Context, ids ...string) (int, error)
-	Favorite(ctx context.Context, id string, on bool) (*engram.Memory, error)
-	Touch(ctx context.Context, ids ...string) error
-	Search(ctx context.Context, q engram.Query) (*engram.Response, error)
-	Brief(ctx context.Context, opt engram.BriefOptions) (*engram.Brief, error)
-	Inject(ctx context.Context, prompt string, opt engram.InjectOptions) (*engram.Injection, error)
-	Import(ctx context.Context, r io.Reader, opt engram.ImportOptions) (engram.ImportResult, error)
-	Export(ctx context.Context, w io.Writer) error
-	Stats(ctx context.Context) (engram.Stats, error)
-}
+// Backend is the tenant a request acts on: the whole store (*engram.DB) or
+// one tenant's view of it (*engram.Scoped).
+type Backend = engram.Tenant
 
 // tenant is who a request acts as.
 type tenant struct {
@@ -100,11 +85,6 @@ type Server struct {
 	mounts []mount
 	ready  atomic.Bool
 }
-
-var (
-	_ Backend = (*engram.DB)(nil)
-	_ Backend = (*engram.Scoped)(nil)
-)
 
 // New returns a server for db. Every key must be at least MinKeyLength bytes,
 // unique, and bound to a non-empty valid scope: a key without one could read

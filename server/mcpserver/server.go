@@ -14,16 +14,12 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-// Backend is what the tools need from a store. Both *engram.DB (the whole
-// store) and *engram.Scoped (one tenant's view) satisfy it.
+// Backend is what the tools need from a store: *engram.DB (the whole store)
+// or *engram.Scoped (one tenant's view), or anything else with the
+// single-memory operations and recall.
 type Backend interface {
-	Add(ctx context.Context, mems ...*engram.Memory) (engram.AddResult, error)
-	Get(ctx context.Context, id string) (*engram.Memory, error)
-	Update(ctx context.Context, id string, p engram.Patch) (*engram.Memory, error)
-	Delete(ctx context.Context, ids ...string) (int, error)
-	Favorite(ctx context.Context, id string, on bool) (*engram.Memory, error)
-	Search(ctx context.Context, q engram.Query) (*engram.Response, error)
-	Brief(ctx context.Context, opt engram.BriefOptions) (*engram.Brief, error)
+	engram.Memories
+	engram.Recall
 }
 
 var (

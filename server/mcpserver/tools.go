@@ -158,7 +158,7 @@ func (t tools) get(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mc
 
 func (t tools) favorite(ctx context.Context, _ *mcp.CallToolRequest, in FavoriteInput) (*mcp.CallToolResult, *MemoryOut, error) {
 	on := in.Favorite == nil || *in.Favorite
-	m, err := t.b.Favorite(ctx, in.ID, on)
+	m, err := t.b.Update(ctx, in.ID, engram.Patch{Favorite: &on})
 	if err != nil {
 		return nil, nil, err
 	}

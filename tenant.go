@@ -1,0 +1,47 @@
+package engram
+
+import (
+	"context"
+	"io"
+)
+
+// What a tenant does with a store, split by capability. *DB (the whole
+// store) and *Scoped (one tenant's view) do all of it, and so does the CLI's
+// client of the HTTP API; the servers act on these: the HTTP API on Tenant,
+// the MCP tools on Memories and Recall.
+
+// Memories are the single-memory operations. (Favorite is Update with
+// Patch.Favorite.)
+type Memories interface {
+	Add(ctx context.Context, mems ...*Memory) (AddResult, error)
+	Get(ctx context.Context, id string) (*Memory, error)
+	Update(ctx context.Context, id string, p Patch) (*Memory, error)
+	Delete(ctx context.Context, ids ...string) (int, error)
+}
+
+// Recall is searching, the delivery paths, and counting a use as they do.
+type Recall interface {
+	Search(ctx context.Context, q Query) (*Response, error)
+	Brief(ctx context.Context, opt BriefOptions) (*Brief, error)
+	Inject(ctx context.Context, prompt string, opt InjectOptions) (*Injection, error)
+	Touch(ctx context.Context, ids ...string) error
+}
+
+// Bulk is moving and counting a tenant's memories as a whole.
+type Bulk interface {
+	Import(ctx context.Context, r io.Reader, opt ImportOptions) (ImportResult, error)
+	Export(ctx context.Context, w io.Writer) error
+	Stats(ctx context.Context) (Stats, error)
+}
+
+// Tenant is everything a tenant can do.
+type Tenant interface {
+	Memories
+	Recall
+	Bulk
+}
+
+var (
+	_ Tenant = (*DB)(nil)
+	_ Tenant = (*Scoped)(nil)
+)
