@@ -127,7 +127,8 @@ type Hit struct {
 	Vector []float32
 }
 
-// LegResult is what the legs found, each best first.
+// LegResult is what the legs found, each best first. It is the caller's: a
+// backend does not keep or reuse it.
 type LegResult struct {
 	BM25, Vector []Hit
 	// Bound is the keyword relevance signal's denominator: the BM25 score a

@@ -329,12 +329,11 @@ func round(x float64, digits int) float64 {
 	return math.Round(x*p) / p
 }
 
-// byScoreThenID returns a leg's hits ordered by score, ties broken by id (a
-// backend may break them by its own document numbers, which depend on
-// insertion history), so a leg's ranks, and so fusion, do not depend on how
-// the index was built. The backend's slice is left as it is.
+// byScoreThenID orders a leg's hits (the caller's: a LegResult is its
+// caller's) by score, ties broken by id (a backend may break them by its own
+// document numbers, which depend on insertion history), so a leg's ranks, and
+// so fusion, do not depend on how the index was built.
 func byScoreThenID(hits []backend.Hit) []backend.Hit {
-	hits = slices.Clone(hits)
 	slices.SortStableFunc(hits, func(a, b backend.Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
