@@ -176,8 +176,7 @@ func (b *Backend) SetEmbeddings(ctx context.Context, scope map[string]string, up
 	if err != nil {
 		return n, err
 	}
-	_, err = b.mi.Sync(ctx)
-	return n, err
+	return n, b.mi.CatchUp(ctx)
 }
 
 // Get reads memories from the file, as stored.

@@ -186,6 +186,15 @@ func (m *Mirror) Sync(ctx context.Context) (settingsChanged bool, err error) {
 	return settingsChanged, nil
 }
 
+// CatchUp is Sync for a caller that does not reload settings: a setting
+// change it sees is left for the next Sync to report.
+func (m *Mirror) CatchUp(ctx context.Context) error {
+	if m.st == nil {
+		return nil
+	}
+	return m.sync(ctx)
+}
+
 func (m *Mirror) sync(ctx context.Context) error {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()

@@ -187,3 +187,19 @@ func TestListInIDOrder(t *testing.T) {
 		t.Fatalf("List = %v, want %v", ids, want)
 	}
 }
+
+// TestCatchUpKeepsSettingChange: a catch-up for a write (CatchUp) leaves a
+// setting change it sees for the next Sync to report.
+func TestCatchUpKeepsSettingChange(t *testing.T) {
+	ctx := context.Background()
+	st, m := openStore(t, 3)
+	if err := st.SetSetting(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := m.Sync(ctx); err != nil || !changed {
+		t.Fatalf("Sync after CatchUp = %v, %v; want the setting change", changed, err)
+	}
+}
