@@ -4,8 +4,8 @@
 package bert
 
 import (
-	_ "embed" // the built-in model
 	"context"
+	_ "embed" // the built-in model
 	"fmt"
 	"runtime"
 	"strconv"

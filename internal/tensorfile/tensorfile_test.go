@@ -131,10 +131,10 @@ func TestFloatToHalfRounding(t *testing.T) {
 		f    float32
 		want uint16
 	}{
-		{1 + 1.0/2048, 0x3c00},         // tie, even stays
-		{1 + 3.0/2048, 0x3c02},         // tie, odd rounds up
-		{65520, 0x7c00},                // rounds to Inf
-		{1e-8, 0x0000},                 // underflow
+		{1 + 1.0/2048, 0x3c00},          // tie, even stays
+		{1 + 3.0/2048, 0x3c02},          // tie, odd rounds up
+		{65520, 0x7c00},                 // rounds to Inf
+		{1e-8, 0x0000},                  // underflow
 		{5.960464477539063e-08, 0x0001}, // smallest subnormal
 		{-2, 0xc000},
 	} {
