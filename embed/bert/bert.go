@@ -27,8 +27,8 @@ var minilm string
 const Revision = 1
 
 // DefaultBatchTokens bounds the tokens of one forward pass: enough rows for
-// the linear layers to run at full speed, little enough scratch (about 40 KB
-// a token: ~80 MB at 2,048).
+// the linear layers to run at full speed, little enough scratch (15 KB a
+// token: ~32 MB at 2,048).
 const DefaultBatchTokens = 2048
 
 // Options configure an Embedder. The zero value is the default.

@@ -31,12 +31,31 @@ func matMulT(c, a, b []float32, m, n, k int) {
 	}
 }
 
-// mulT is matMulT split by rows of A over the workers.
+// mulT is matMulT shared out to the workers. Many rows are split by rows of
+// A; a few rows (a query) by rows of B, so each worker streams only its part
+// of the weights, into a scratch block copied into C's columns.
 func mulT(workers int, c, a, b []float32, m, n, k int) {
-	parallel(workers, m, 4, func(lo, hi int) {
-		matMulT(c[lo*n:hi*n], a[lo*k:hi*k], b, hi-lo, n, k)
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if m >= smallM || workers == 1 {
+		parallel(workers, m, 4, func(lo, hi int) {
+			matMulT(c[lo*n:hi*n], a[lo*k:hi*k], b, hi-lo, n, k)
+		})
+		return
+	}
+	parallel(workers, n, 64, func(lo, hi int) {
+		w := hi - lo
+		part := make([]float32, m*w)
+		matMulT(part, a, b[lo*k:hi*k], m, w, k)
+		for i := 0; i < m; i++ {
+			copy(c[i*n+lo:i*n+hi], part[i*w:(i+1)*w])
+		}
 	})
 }
+
+// smallM is the row count below which mulT splits the weights, not the rows.
+const smallM = 64
 
 // parallel runs fn over [0, n) in up to workers contiguous chunks of at least
 // minChunk items, one goroutine each, and waits for them.

@@ -95,14 +95,15 @@ func TestReferenceVectors(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opts Options
-		each bool
+		each bool // embed one text a call
+		long bool // skipped with -short
 	}{
-		{"one call", Options{}, false},
-		{"small batches, one worker", Options{BatchTokens: 300, Workers: 1}, false},
-		{"one text a call", Options{}, true},
+		{"one call", Options{}, false, false},
+		{"small batches, one worker", Options{BatchTokens: 300, Workers: 1}, false, true},
+		{"one text a call", Options{}, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if testing.Short() && c.each {
+			if testing.Short() && c.long {
 				t.Skip("short")
 			}
 			e, err := New(c.opts)

@@ -5,8 +5,8 @@
 package static
 
 import (
-	_ "embed" // the built-in model
 	"context"
+	_ "embed" // the built-in model
 	"encoding/json"
 	"fmt"
 	"math"
