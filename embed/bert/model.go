@@ -3,6 +3,7 @@ package bert
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/engram-memory/engram/internal/tensorfile"
@@ -125,7 +126,7 @@ func load(f *tensorfile.File, m *meta) (*weights, error) {
 			err = fmt.Errorf("bert: model file has no tensor %q", name)
 			return nil
 		}
-		if !sameShape(t.Shape, shape) {
+		if !slices.Equal(t.Shape, shape) {
 			err = fmt.Errorf("bert: tensor %q has shape %v, want %v", name, t.Shape, shape)
 			return nil
 		}
@@ -136,7 +137,7 @@ func load(f *tensorfile.File, m *meta) (*weights, error) {
 		return v
 	}
 	const word = "embeddings.word_embeddings.weight"
-	if t, ok := f.Tensor(word); ok && t.DType == tensorfile.Int8Rows && sameShape(t.Shape, []int{len(vocab), h}) {
+	if t, ok := f.Tensor(word); ok && t.DType == tensorfile.Int8Rows && slices.Equal(t.Shape, []int{len(vocab), h}) {
 		if w.wordScale, w.wordQ, err = t.Int8Rows(); err != nil {
 			return nil, fmt.Errorf("bert: %w", err)
 		}
@@ -176,18 +177,6 @@ func load(f *tensorfile.File, m *meta) (*weights, error) {
 	return w, nil
 }
 
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func concat(parts ...[]float32) []float32 {
 	n := 0
 	for _, p := range parts {
@@ -200,7 +189,7 @@ func concat(parts ...[]float32) []float32 {
 	return out
 }
 
-// wordRow adds token id's word embedding to dst.
+// addWord adds token id's word embedding to dst.
 func (w *weights) addWord(dst []float32, id int32) {
 	h := len(dst)
 	if w.wordF != nil {
