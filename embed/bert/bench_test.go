@@ -1,0 +1,136 @@
+package bert
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+var benchWords = strings.Fields(`the user prefers dark mode in every editor alice birthday is on march
+staging database runs postgres on port bob allergic to peanuts team standup happens at every weekday
+project uses go and builds without cgo backups are written nightly to an encrypted bucket customer
+asked for the report in pdf meeting room has a broken projector she takes her coffee black release
+train leaves every second thursday we went camping near the lake and it rained the whole time
+vitamin supplementation reduces the risk of respiratory infections in children regular exercise
+improves memory performance in older adults mutations increase lifetime risk of cancer`)
+
+// benchText returns a deterministic text of exactly tokens ids ([CLS] and [SEP] included).
+func benchText(tb testing.TB, e *Embedder, r *rand.Rand, tokens int) string {
+	tb.Helper()
+	var words []string
+	for {
+		w := benchWords[r.IntN(len(benchWords))]
+		ids, err := e.Tokenize(strings.Join(append(words, w), " "))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(ids) > tokens {
+			continue
+		}
+		words = append(words, w)
+		if len(ids) == tokens {
+			return strings.Join(words, " ")
+		}
+	}
+}
+
+func benchEmbedder(b *testing.B) *Embedder {
+	b.Helper()
+	e, err := Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.Embed(context.Background(), []string{"warm up"}); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkEmbed: one 12-token query, 1,000 40-token memories in one call,
+// one 256-token document.
+func BenchmarkEmbed(b *testing.B) {
+	e := benchEmbedder(b)
+	for _, c := range []struct {
+		name          string
+		texts, tokens int
+	}{
+		{"query/tokens=12", 1, 12},
+		{"memories/n=1000/tokens=40", 1000, 40},
+		{"memories/n=100/tokens=40", 100, 40},
+		{"document/tokens=256", 1, 256},
+	} {
+		r := rand.New(rand.NewPCG(1, 2))
+		texts := make([]string, c.texts)
+		for i := range texts {
+			texts[i] = benchText(b, e, r, c.tokens)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.Embed(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(c.texts*b.N)/b.Elapsed().Seconds(), "texts/s")
+		})
+	}
+}
+
+// BenchmarkTokenize: the tokenizer alone.
+func BenchmarkTokenize(b *testing.B) {
+	e := benchEmbedder(b)
+	w, _ := e.load()
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tokens := range []int{12, 40, 256} {
+		text := benchText(b, e, r, tokens)
+		b.Run(fmt.Sprintf("tokens=%d", tokens), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			var ids []int32
+			for b.Loop() {
+				ids = w.tok.Encode(ids[:0], text)
+			}
+		})
+	}
+	doc := strings.Repeat("Exposure to air pollution (PM2.5) is linked to cognitive décline in 4,212 adults. ", 40)
+	b.Run("document/bytes=3.4k/untruncated", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		var ids []int32
+		for b.Loop() {
+			ids = w.tok.Encode(ids[:0], doc)
+		}
+	})
+}
+
+// BenchmarkMatMulT: the encoder's shapes (rows × out × in).
+func BenchmarkMatMulT(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct{ m, n, k int }{{12, 1536, 384}, {2048, 1536, 384}, {2048, 384, 1536}, {40, 40, 32}} {
+		a, w, c := randMat(r, s.m*s.k), randMat(r, s.n*s.k), make([]float32, s.m*s.n)
+		b.Run(fmt.Sprintf("m=%d/n=%d/k=%d/serial", s.m, s.n, s.k), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				matMulT(c, a, w, s.m, s.n, s.k)
+			}
+			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("m=%d/n=%d/k=%d/parallel", s.m, s.n, s.k), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				mulT(0, c, a, w, s.m, s.n, s.k)
+			}
+			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func randMat(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}

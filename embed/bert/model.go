@@ -1,0 +1,206 @@
+package bert
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/engram-memory/engram/internal/tensorfile"
+	"github.com/engram-memory/engram/internal/wordpiece"
+)
+
+// meta is the JSON header tools/modelconv/bert_convert.py writes.
+type meta struct {
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	Revision int    `json:"revision"`
+	Encoding string `json:"encoding"`
+	Bert     struct {
+		Hidden       int     `json:"hidden_size"`
+		Layers       int     `json:"num_layers"`
+		Heads        int     `json:"num_heads"`
+		Intermediate int     `json:"intermediate_size"`
+		MaxPosition  int     `json:"max_position"`
+		TypeVocab    int     `json:"type_vocab_size"`
+		LayerNormEps float64 `json:"layer_norm_eps"`
+		Act          string  `json:"hidden_act"`
+	} `json:"bert"`
+	Tokenizer struct {
+		Type         string   `json:"type"`
+		Normalizer   string   `json:"normalizer"`
+		Unk          string   `json:"unk"`
+		Prefix       string   `json:"prefix"`
+		Suffix       string   `json:"suffix"`
+		Special      []string `json:"special"`
+		MaxWordChars int      `json:"max_chars_per_word"`
+		MaxLength    int      `json:"max_length"`
+	} `json:"tokenizer"`
+	Pooling   string `json:"pooling"`
+	Normalize bool   `json:"normalize"`
+}
+
+func parseMeta(b []byte) (*meta, error) {
+	var m meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("bert: model header: %w", err)
+	}
+	c := m.Bert
+	switch {
+	case m.Kind != "bert":
+		return nil, fmt.Errorf("bert: model file is of kind %q, not bert", m.Kind)
+	case m.Name == "" || m.Revision < 1:
+		return nil, fmt.Errorf("bert: model file has no name or revision")
+	case c.Hidden <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.Hidden%c.Heads != 0 || c.Intermediate <= 0 ||
+		c.MaxPosition <= 0 || c.TypeVocab <= 0 || !(c.LayerNormEps > 0):
+		return nil, fmt.Errorf("bert: model config %+v is invalid", c)
+	case c.Act != "gelu_erf":
+		return nil, fmt.Errorf("bert: activation %q is not supported (only gelu_erf)", c.Act)
+	case m.Tokenizer.Type != "wordpiece" || m.Tokenizer.Normalizer != "bert_uncased":
+		return nil, fmt.Errorf("bert: tokenizer %s/%s is not supported (only wordpiece/bert_uncased)", m.Tokenizer.Type, m.Tokenizer.Normalizer)
+	case m.Tokenizer.MaxLength < 3 || m.Tokenizer.MaxLength > c.MaxPosition:
+		return nil, fmt.Errorf("bert: max length %d outside 3..%d", m.Tokenizer.MaxLength, c.MaxPosition)
+	case m.Pooling != "mean" && m.Pooling != "cls":
+		return nil, fmt.Errorf("bert: pooling %q is not supported (mean or cls)", m.Pooling)
+	}
+	return &m, nil
+}
+
+// layer holds one transformer layer's weights, as the encoder uses them.
+// Matrices are PyTorch Linear weights, [out × in] row-major.
+type layer struct {
+	qkvW, qkvB   []float32 // query, key and value stacked: [3H × H], [3H]
+	outW, outB   []float32 // attention output: [H × H]
+	ln1G, ln1B   []float32
+	ffInW, ffInB []float32 // [I × H]
+	ffOutW       []float32 // [H × I]
+	ffOutB       []float32
+	ln2G, ln2B   []float32
+}
+
+// weights is a model decoded for compute. The word-embedding table stays in
+// the file's int8 rows (only the rows of a text's tokens are ever read);
+// everything else is float32.
+type weights struct {
+	m         *meta
+	tok       *wordpiece.Tokenizer
+	vocab     int
+	wordQ     string    // int8 rows, [vocab × H], or "" when wordF is set
+	wordScale []float32 // per-row scales of wordQ
+	wordF     []float32 // float32 rows, when the file stores them so
+	pos       []float32 // [maxPosition × H]
+	typ0      []float32 // token type 0: [H]
+	embG      []float32
+	embB      []float32
+	layers    []layer
+}
+
+// load decodes a parsed file.
+func load(f *tensorfile.File, m *meta) (*weights, error) {
+	c := m.Bert
+	h, in := c.Hidden, c.Intermediate
+	voc, ok := f.Tensor("vocab")
+	if !ok || voc.DType != tensorfile.Bytes {
+		return nil, fmt.Errorf("bert: model file has no vocabulary")
+	}
+	vocab := strings.Split(voc.Data, "\n")
+	tok, err := wordpiece.New(wordpiece.Config{
+		Vocab:        vocab,
+		Unknown:      m.Tokenizer.Unk,
+		Special:      m.Tokenizer.Special,
+		Prefix:       m.Tokenizer.Prefix,
+		Suffix:       m.Tokenizer.Suffix,
+		MaxLen:       m.Tokenizer.MaxLength,
+		MaxWordChars: m.Tokenizer.MaxWordChars,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bert: %w", err)
+	}
+	w := &weights{m: m, tok: tok, vocab: len(vocab)}
+	get := func(name string, shape ...int) []float32 {
+		if err != nil {
+			return nil
+		}
+		t, ok := f.Tensor(name)
+		if !ok {
+			err = fmt.Errorf("bert: model file has no tensor %q", name)
+			return nil
+		}
+		if !slices.Equal(t.Shape, shape) {
+			err = fmt.Errorf("bert: tensor %q has shape %v, want %v", name, t.Shape, shape)
+			return nil
+		}
+		var v []float32
+		if v, err = t.Float32s(nil); err != nil {
+			err = fmt.Errorf("bert: %w", err)
+		}
+		return v
+	}
+	const word = "embeddings.word_embeddings.weight"
+	if t, ok := f.Tensor(word); ok && t.DType == tensorfile.Int8Rows && slices.Equal(t.Shape, []int{len(vocab), h}) {
+		if w.wordScale, w.wordQ, err = t.Int8Rows(); err != nil {
+			return nil, fmt.Errorf("bert: %w", err)
+		}
+	} else {
+		w.wordF = get(word, len(vocab), h)
+	}
+	w.pos = get("embeddings.position_embeddings.weight", c.MaxPosition, h)
+	typ := get("embeddings.token_type_embeddings.weight", c.TypeVocab, h)
+	if typ != nil {
+		w.typ0 = typ[:h]
+	}
+	w.embG = get("embeddings.LayerNorm.weight", h)
+	w.embB = get("embeddings.LayerNorm.bias", h)
+	for i := 0; i < c.Layers; i++ {
+		p := fmt.Sprintf("encoder.layer.%d.", i)
+		var l layer
+		q := get(p+"attention.self.query.weight", h, h)
+		k := get(p+"attention.self.key.weight", h, h)
+		v := get(p+"attention.self.value.weight", h, h)
+		l.qkvW = concat(q, k, v)
+		l.qkvB = concat(get(p+"attention.self.query.bias", h), get(p+"attention.self.key.bias", h), get(p+"attention.self.value.bias", h))
+		l.outW = get(p+"attention.output.dense.weight", h, h)
+		l.outB = get(p+"attention.output.dense.bias", h)
+		l.ln1G = get(p+"attention.output.LayerNorm.weight", h)
+		l.ln1B = get(p+"attention.output.LayerNorm.bias", h)
+		l.ffInW = get(p+"intermediate.dense.weight", in, h)
+		l.ffInB = get(p+"intermediate.dense.bias", in)
+		l.ffOutW = get(p+"output.dense.weight", h, in)
+		l.ffOutB = get(p+"output.dense.bias", h)
+		l.ln2G = get(p+"output.LayerNorm.weight", h)
+		l.ln2B = get(p+"output.LayerNorm.bias", h)
+		w.layers = append(w.layers, l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func concat(parts ...[]float32) []float32 {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]float32, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// addWord adds token id's word embedding to dst.
+func (w *weights) addWord(dst []float32, id int32) {
+	h := len(dst)
+	if w.wordF != nil {
+		for i, x := range w.wordF[int(id)*h : int(id+1)*h] {
+			dst[i] += x
+		}
+		return
+	}
+	s := w.wordScale[id]
+	q := w.wordQ[int(id)*h : int(id+1)*h]
+	for i := range dst {
+		dst[i] += float32(int8(q[i])) * s
+	}
+}

@@ -1,0 +1,199 @@
+"""Convert all-MiniLM-L6-v2 from its installed PyPI package into one Engram
+tensor file for embed/bert (see README.md).
+
+    python tools/modelconv/bert_convert.py -out embed/bert/minilm-l6-v2.etf
+    python tools/modelconv/bert_convert.py -measure [-extra FILE]
+
+-measure writes nothing: it prints, for every weight encoding, the file size
+and the min/mean cosine between sentence-transformers' vectors with the
+original float32 weights and with the encoded-then-decoded weights.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import etf  # noqa: E402
+
+NAME = "all-minilm-l6-v2"
+# REVISION changes whenever the file's weights or settings change, so that
+# stored vectors of another revision are never compared with new ones.
+REVISION = 1
+DEFAULT_ENCODING = "q8emb-f16"
+
+# Weight encodings: how 2-D matrices are stored (vectors are always float32).
+ENCODINGS = {
+    "f32": lambda name: etf.DT_F32,
+    "f16": lambda name: etf.DT_F16,
+    "q8": lambda name: etf.DT_Q8,
+    # int8 for the word-embedding table (only the rows a text uses are read),
+    # float16 for every matrix the encoder multiplies by.
+    "q8emb-f16": lambda name: etf.DT_Q8 if name == "embeddings.word_embeddings.weight" else etf.DT_F16,
+    "q8emb-f32": lambda name: etf.DT_Q8 if name == "embeddings.word_embeddings.weight" else etf.DT_F32,
+}
+
+
+def load_source():
+    from safetensors.numpy import load_file
+
+    d, prov = etf.minilm_source()
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = json.load(f)
+    with open(os.path.join(d, "sentence_bert_config.json")) as f:
+        st_cfg = json.load(f)
+    with open(os.path.join(d, "1_Pooling", "config.json")) as f:
+        pool = json.load(f)
+    with open(os.path.join(d, "tokenizer.json")) as f:
+        tok = json.load(f)
+    with open(os.path.join(d, "modules.json")) as f:
+        modules = json.load(f)
+    with open(os.path.join(d, "vocab.txt"), encoding="utf-8") as f:
+        vocab = f.read().split("\n")
+    if vocab and vocab[-1] == "":
+        vocab.pop()
+    weights = load_file(os.path.join(d, "model.safetensors"))
+
+    # Check every assumption embed/bert makes, so a different model fails here.
+    want = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
+    for k, v in want.items():
+        if cfg.get(k) != v:
+            raise SystemExit(f"config.json {k} = {cfg.get(k)!r}, want {v!r}")
+    norm = tok["normalizer"]
+    if norm != {
+        "type": "BertNormalizer",
+        "clean_text": True,
+        "handle_chinese_chars": True,
+        "strip_accents": None,
+        "lowercase": True,
+    }:
+        raise SystemExit(f"unsupported normalizer {norm}")
+    if tok["pre_tokenizer"] != {"type": "BertPreTokenizer"}:
+        raise SystemExit(f"unsupported pre-tokenizer {tok['pre_tokenizer']}")
+    model = tok["model"]
+    if model["type"] != "WordPiece" or model["continuing_subword_prefix"] != "##":
+        raise SystemExit("unsupported tokenizer model")
+    if [model["vocab"].get(t) for t in vocab] != list(range(len(vocab))):
+        raise SystemExit("vocab.txt order differs from tokenizer.json ids")
+    if len(model["vocab"]) != len(vocab):
+        raise SystemExit("vocab.txt and tokenizer.json differ in size")
+    mode = {k: v for k, v in pool.items() if k.startswith("pooling_mode")}
+    if [k for k, v in mode.items() if v] != ["pooling_mode_mean_tokens"]:
+        raise SystemExit(f"pooling {pool}, want mean only")
+    if [m["type"] for m in modules][-1] != "sentence_transformers.models.Normalize":
+        raise SystemExit("model does not end in Normalize")
+    special = [t["content"] for t in tok["added_tokens"]]
+    for t in tok["added_tokens"]:
+        if t["normalized"] or t["lstrip"] or t["rstrip"] or t["single_word"] or not t["special"]:
+            raise SystemExit(f"unsupported added token {t}")
+        if vocab[t["id"]] != t["content"]:
+            raise SystemExit(f"added token {t} is not vocab entry {t['id']}")
+    post = tok["post_processor"]
+    single = [s.get("SpecialToken", {}).get("id") or "A" for s in post["single"]]
+    if single != ["[CLS]", "A", "[SEP]"]:
+        raise SystemExit(f"post-processor {single}")
+
+    meta = {
+        "kind": "bert",
+        "name": NAME,
+        "revision": REVISION,
+        "bert": {
+            "hidden_size": cfg["hidden_size"],
+            "num_layers": cfg["num_hidden_layers"],
+            "num_heads": cfg["num_attention_heads"],
+            "intermediate_size": cfg["intermediate_size"],
+            "max_position": cfg["max_position_embeddings"],
+            "type_vocab_size": cfg["type_vocab_size"],
+            "layer_norm_eps": cfg["layer_norm_eps"],
+            "hidden_act": "gelu_erf",
+        },
+        "tokenizer": {
+            "type": "wordpiece",
+            "normalizer": "bert_uncased",  # clean text, CJK split, NFD accent strip, lowercase
+            "unk": model["unk_token"],
+            "prefix": "[CLS]",
+            "suffix": "[SEP]",
+            "special": special,
+            "max_chars_per_word": model["max_input_chars_per_word"],
+            "max_length": st_cfg["max_seq_length"],
+        },
+        "pooling": "mean",
+        "normalize": True,
+        "source": prov,
+    }
+    return meta, vocab, weights
+
+
+def build(meta, vocab, weights, encoding):
+    pick = ENCODINGS[encoding]
+    meta = dict(meta, encoding=encoding)
+    w = etf.Writer(meta)
+    w.add_bytes("vocab", "\n".join(vocab).encode("utf-8"))
+    for name in sorted(weights):
+        if name == "embeddings.position_ids":
+            continue
+        a = weights[name]
+        w.add(name, a, pick(name) if a.ndim == 2 else etf.DT_F32)
+    return w.encode()
+
+
+def st_model():
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    from sentence_transformers import SentenceTransformer
+
+    d, _ = etf.minilm_source()
+    return SentenceTransformer(d, device="cpu")
+
+
+def measure(meta, vocab, weights, extra):
+    import torch
+    from texts import TEXTS
+
+    texts = list(TEXTS)
+    if extra:
+        with open(extra, encoding="utf-8") as f:
+            texts += [line.rstrip("\n") for line in f if line.strip()]
+    m = st_model()
+    ref = m.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True)
+    bert = m[0].auto_model
+    orig = {k: v.clone() for k, v in bert.state_dict().items()}
+    print(f"{len(texts)} texts")
+    print("| encoding | file bytes | min cosine | mean cosine |")
+    print("|---|---|---|---|")
+    for enc in ENCODINGS:
+        data = build(meta, vocab, weights, enc)
+        _, tensors = etf.read(data)
+        sd = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in tensors.items() if k != "vocab"}
+        missing = [k for k in orig if k not in sd and k != "embeddings.position_ids"]
+        sd.update({k: orig[k] for k in missing})  # the pooler, which mean pooling never uses
+        bert.load_state_dict({**orig, **sd})
+        got = m.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True)
+        cos = (got * ref).sum(1)
+        print(f"| {enc} | {len(data):,} | {cos.min():.6f} | {cos.mean():.6f} |")
+    bert.load_state_dict(orig)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-out", help="output .etf file")
+    ap.add_argument("-encoding", default=DEFAULT_ENCODING, choices=sorted(ENCODINGS))
+    ap.add_argument("-measure", action="store_true", help="print the encoding table instead of writing")
+    ap.add_argument("-extra", help="with -measure: a file of more texts, one a line (not kept)")
+    args = ap.parse_args()
+    meta, vocab, weights = load_source()
+    if args.measure:
+        measure(meta, vocab, weights, args.extra)
+        return
+    if not args.out:
+        ap.error("-out is required")
+    data = build(meta, vocab, weights, args.encoding)
+    with open(args.out, "wb") as f:
+        f.write(data)
+    print(f"{args.out}: {len(data):,} bytes, sha256 {__import__('hashlib').sha256(data).hexdigest()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Regenerate every file tools/modelconv writes, twice, into a temporary
+# directory, and check that both runs give exactly the checked-in bytes.
+#   PYTHON=/path/to/venv/bin/python sh tools/modelconv/check_reproducible.sh
+set -eu
+PY=${PYTHON:-python3}
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for run in 1 2; do
+	d=$tmp/$run
+	mkdir -p "$d"
+	"$PY" tools/modelconv/wordpiece_tables.py -out "$d/tables.go" >/dev/null
+	"$PY" tools/modelconv/bert_convert.py -out "$d/minilm-l6-v2.etf" >/dev/null
+	"$PY" tools/modelconv/bert_reference.py -out "$d/bert-reference.json.gz" >/dev/null 2>&1
+	"$PY" tools/modelconv/static_convert.py -out "$d/minilm-static256.etf" \
+		-reference "$d/static-reference.json.gz" >/dev/null 2>&1
+done
+status=0
+check() { # generated name, checked-in path
+	for run in 1 2; do
+		a=$(sha256sum <"$tmp/$run/$1" | cut -d' ' -f1)
+		b=$(sha256sum <"$2" | cut -d' ' -f1)
+		if [ "$a" != "$b" ]; then
+			echo "DIFFERS: $2 (run $run: $a, checked in: $b)"
+			status=1
+		fi
+	done
+	[ $status -ne 0 ] || echo "same: $2 $b"
+}
+check tables.go internal/wordpiece/tables.go
+check minilm-l6-v2.etf embed/bert/minilm-l6-v2.etf
+check bert-reference.json.gz embed/bert/testdata/reference.json.gz
+check minilm-static256.etf embed/static/minilm-static256.etf
+check static-reference.json.gz embed/static/testdata/reference.json.gz
+exit $status
