@@ -23,6 +23,8 @@ type ModelDefault struct {
 	Floor        float64
 	// Fusion is the model's default fusion: rrf unless measured otherwise.
 	Fusion string
+	// RRFK is the model's k under rrf; 0 means 60.
+	RRFK float64
 }
 
 // modelDefaults, by model-id prefix. Only the built-in model's entry is

@@ -37,6 +37,8 @@ type (
 	Response  = memory.Response
 	Result    = memory.Result
 	Explain   = memory.Explain
+	// FusionInfo says how a response's legs were merged.
+	FusionInfo = memory.FusionInfo
 )
 
 // Errors callers may test with errors.Is.

@@ -420,6 +420,9 @@ func TestInvalidQueries(t *testing.T) {
 		{"since after until", engram.Query{Query: "x", Filter: engram.Filter{Since: &since, Until: &since}}},
 		{"bad scope", engram.Query{Query: "x", Filter: engram.Filter{Scope: map[string]string{"a=b": "c"}}}},
 		{"relevance above 1", engram.Query{Query: "x", MinRelevance: 2}},
+		{"negative rrf_k", engram.Query{Query: "x", RRFK: -1}},
+		{"huge rrf_k", engram.Query{Query: "x", RRFK: 1e9}},
+		{"nan rrf_k", engram.Query{Query: "x", RRFK: math.NaN()}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

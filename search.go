@@ -52,7 +52,7 @@ func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 	if e.embedder != nil {
 		cfg.VectorWeight, cfg.WeightSource = e.vectorWeight()
 		def := ModelDefaults(e.embedder.Model())
-		cfg.VectorFloor, cfg.Fusion = def.Floor, def.Fusion
+		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
 	}
 	return &recall.Searcher{Backend: s, Config: cfg}
 }

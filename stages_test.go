@@ -404,6 +404,7 @@ func TestFusionGolden(t *testing.T) {
 	}{
 		{"rrf", engram.Query{Fusion: "rrf"}},
 		{"rrf-weighted", engram.Query{Fusion: "rrf", VectorWeight: &half}},
+		{"rrf-k10", engram.Query{Fusion: "rrf", RRFK: 10}},
 		{"rsf", engram.Query{Fusion: "rsf"}},
 		{"dbsf", engram.Query{Fusion: "dbsf"}},
 		// Worked by hand (λ .5): fused b .032522 c .032266 a .032002 d .031250
@@ -458,10 +459,10 @@ func checkFusion(t *testing.T, resp *engram.Response) {
 	for _, r := range resp.Results {
 		want := 0.0
 		if b := r.Explain.BM25; b != nil {
-			want += wb * norm(resp.Fusion.Method, b.Rank, b.Score, bs)
+			want += wb * norm(resp.Fusion, b.Rank, b.Score, bs)
 		}
 		if v := r.Explain.Vector; v != nil {
-			want += wv * norm(resp.Fusion.Method, v.Rank, v.Cosine, vs)
+			want += wv * norm(resp.Fusion, v.Rank, v.Cosine, vs)
 		}
 		if math.Abs(r.Explain.RRF-want) > 1e-5 {
 			t.Errorf("%s: fused %v, worked by hand %v", r.ID, r.Explain.RRF, want)
@@ -469,9 +470,10 @@ func checkFusion(t *testing.T, resp *engram.Response) {
 	}
 }
 
-// norm is one leg's contribution before its weight: 1/(60+rank) for RRF,
+// norm is one leg's contribution before its weight: 1/(k+rank) for RRF,
 // min-max for RSF, (s−(μ−3σ))/6σ clipped for DBSF.
-func norm(method string, rank int, s float64, all []float64) float64 {
+func norm(f *engram.FusionInfo, rank int, s float64, all []float64) float64 {
+	method := f.Method
 	lo, hi, mean := slices.Min(all), slices.Max(all), 0.0
 	for _, x := range all {
 		mean += x
@@ -494,7 +496,7 @@ func norm(method string, rank int, s float64, all []float64) float64 {
 		}
 		return math.Max(0, math.Min(1, (s-(mean-3*sd))/(6*sd)))
 	}
-	return 1 / (60 + float64(rank))
+	return 1 / (f.K + float64(rank))
 }
 
 // explained is a response's ranking as stable text, one result a line.

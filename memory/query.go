@@ -31,6 +31,10 @@ type Query struct {
 	VectorWeight *float64 `json:"vector_weight,omitempty"`
 	// Fusion names the fusion: "rrf" (default), "rsf", "dbsf".
 	Fusion string `json:"fusion,omitempty"`
+	// RRFK is reciprocal rank fusion's k for this query (Σ w/(k+rank)); 0
+	// means the model's default (60, Cormack et al. 2009, unless measured
+	// otherwise).
+	RRFK float64 `json:"rrf_k,omitempty"`
 	// Optional stages.
 	Rerank bool     `json:"rerank,omitempty"`
 	HyDE   bool     `json:"hyde,omitempty"`

@@ -3,17 +3,19 @@ package main
 import (
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/embed/builtin"
 	"github.com/engram-memory/engram/llm"
 	"github.com/engram-memory/engram/rerank"
 )
 
 // optionsFromEnv reads the providers' configuration (DESIGN §7):
 //
-//	ENGRAM_EMBEDDER      builtin (default) | openai | ollama | none
+//	ENGRAM_EMBEDDER      builtin (default) | minilm | static | glove | openai | ollama | none
 //	ENGRAM_EMBED_URL     base URL (openai: …/v1; ollama: default http://127.0.0.1:11434)
 //	ENGRAM_EMBED_MODEL   model name (required for openai and ollama)
 //	ENGRAM_EMBED_API_KEY bearer key (openai)
@@ -27,6 +29,12 @@ func optionsFromEnv() (engram.Options, error) {
 	url, model, key := os.Getenv("ENGRAM_EMBED_URL"), os.Getenv("ENGRAM_EMBED_MODEL"), os.Getenv("ENGRAM_EMBED_API_KEY")
 	switch name := os.Getenv("ENGRAM_EMBEDDER"); name {
 	case "", "builtin":
+	case builtin.MiniLM, builtin.Static, builtin.GloVe:
+		e, err := builtin.New(name)
+		if err != nil {
+			return o, err
+		}
+		o.Embedder = e
 	case "none":
 		o.NoEmbedder = true
 	case "openai":
@@ -51,7 +59,7 @@ func optionsFromEnv() (engram.Options, error) {
 		}
 		o.Embedder, o.CacheEmbeddings = e, true
 	default:
-		return o, usagef("ENGRAM_EMBEDDER=%q: want builtin, openai, ollama or none", name)
+		return o, usagef("ENGRAM_EMBEDDER=%q: want builtin, %s, openai, ollama or none", name, strings.Join(builtin.Names(), ", "))
 	}
 	if v := os.Getenv("ENGRAM_EMBED_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

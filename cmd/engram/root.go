@@ -29,7 +29,8 @@ func newRoot(e *env) *cobra.Command {
 BM25 keyword ranking and vector similarity, fused by rank, every result explained.
 
 The database is --db, else $ENGRAM_DB, else engram.db in the user's data directory.
-The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), openai, ollama or none.`,
+The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), or a built-in model by
+name (minilm, static, glove), openai, ollama or none.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          args(cobra.NoArgs),

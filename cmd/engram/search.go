@@ -26,6 +26,7 @@ type searchFlags struct {
 	fusion, since, until         string
 	scope, tags                  []string
 	vectorWeight, lambda, minRel float64
+	rrfK                         float64
 	rerank, mmr, hyde, noRecord  bool
 	batch                        string
 	context                      bool
@@ -89,6 +90,7 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 	fl.StringVar(&f.until, "until", "", "created before: same forms as --since")
 	fl.StringVar(&f.fusion, "fusion", "", "rrf (default), rsf (relative score) or dbsf (distribution-based)")
 	fl.Float64Var(&f.vectorWeight, "vector-weight", -1, "vector leg weight for this query (BM25's is 1)")
+	fl.Float64Var(&f.rrfK, "rrf-k", 0, "RRF's k for this query (default: the model's, 60 unless measured otherwise)")
 	fl.IntVar(&f.candidates, "candidates", 0, "per-leg candidate pool (default max(5×limit, 50))")
 	fl.BoolVar(&f.rerank, "rerank", false, "rerank the top candidates with the configured cross-encoder")
 	fl.BoolVar(&f.mmr, "mmr", false, "diversify with MMR over stored vectors")
@@ -104,7 +106,7 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 
 // query builds the query the flags describe (without its text).
 func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
-	q := memory.Query{Limit: f.limit, Mode: f.mode, Fusion: f.fusion, Candidates: f.candidates,
+	q := memory.Query{Limit: f.limit, Mode: f.mode, Fusion: f.fusion, RRFK: f.rrfK, Candidates: f.candidates,
 		Rerank: f.rerank, MMR: f.mmr, HyDE: f.hyde, MinRelevance: f.minRel, NoRecord: f.noRecord}
 	if f.limit <= 0 {
 		return q, fmt.Errorf("--limit %d: must be at least 1", f.limit)

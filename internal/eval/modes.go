@@ -72,7 +72,8 @@ func ParseModes(spec string) ([]Mode, error) {
 
 // ParseMode parses one mode spec: a strategy (bm25, vector, hybrid), then any
 // "+stage" (mmr, rerank, hyde), then any ":key=value" (w: vector weight, bw: BM25
-// weight, fusion: rrf|rsf|dbsf, lambda: MMR λ in [0,1], candidates: pool per leg).
+// weight, fusion: rrf|rsf|dbsf, k: RRF's k, lambda: MMR λ in [0,1], candidates:
+// pool per leg).
 // Example: "hybrid+mmr:w=0.1:lambda=0.5". The spec, trimmed, is the mode's name.
 func ParseMode(spec string) (Mode, error) {
 	spec = strings.TrimSpace(spec)
@@ -150,6 +151,12 @@ func modeParam(k, v string) (func(q *memory.Query), error) {
 			return nil, fmt.Errorf("fusion=%q: want rrf, rsf or dbsf", v)
 		}
 		return func(q *memory.Query) { q.Fusion = v }, nil
+	case "k":
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("k=%q: want RRF's k, a number > 0", v)
+		}
+		return func(q *memory.Query) { q.RRFK = x }, nil
 	case "candidates":
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -157,5 +164,5 @@ func modeParam(k, v string) (func(q *memory.Query), error) {
 		}
 		return func(q *memory.Query) { q.Candidates = n }, nil
 	}
-	return nil, fmt.Errorf("parameter %q: want w, bw, fusion, lambda or candidates", k)
+	return nil, fmt.Errorf("parameter %q: want w, bw, fusion, k, lambda or candidates", k)
 }

@@ -16,8 +16,12 @@ func describe(q memory.Query) string {
 		}
 		return fmt.Sprint(*p)
 	}
+	fusion := q.Fusion
+	if q.RRFK != 0 {
+		fusion += fmt.Sprintf(" k=%g", q.RRFK)
+	}
 	return fmt.Sprintf("mode=%s bw=%s w=%s fusion=%s mmr=%t lambda=%s rerank=%t hyde=%t cand=%d",
-		q.Mode, f(q.BM25Weight), f(q.VectorWeight), q.Fusion, q.MMR, f(q.Lambda), q.Rerank, q.HyDE, q.Candidates)
+		q.Mode, f(q.BM25Weight), f(q.VectorWeight), fusion, q.MMR, f(q.Lambda), q.Rerank, q.HyDE, q.Candidates)
 }
 
 func TestParseMode(t *testing.T) {
@@ -33,6 +37,7 @@ func TestParseMode(t *testing.T) {
 		{"hybrid:w=0.5:bw=2", "mode=hybrid bw=2 w=0.5 fusion= mmr=false lambda=- rerank=false hyde=false cand=0"},
 		{"hybrid+mmr:lambda=0.5", "mode=hybrid bw=- w=- fusion= mmr=true lambda=0.5 rerank=false hyde=false cand=0"},
 		{"hybrid+rerank+hyde:fusion=rsf:candidates=80", "mode=hybrid bw=- w=- fusion=rsf mmr=false lambda=- rerank=true hyde=true cand=80"},
+		{"hybrid:k=10", "mode=hybrid bw=- w=- fusion= k=10 mmr=false lambda=- rerank=false hyde=false cand=0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.spec, func(t *testing.T) {
@@ -64,7 +69,9 @@ func TestParseModeErrors(t *testing.T) {
 		"lambda above one": "hybrid+mmr:lambda=1.5",
 		"unknown fusion":   "hybrid:fusion=max",
 		"zero candidates":  "hybrid:candidates=0",
-		"unknown key":      "hybrid:k=60",
+		"unknown key":      "hybrid:kk=60",
+		"zero k":           "hybrid:k=0",
+		"infinite k":       "hybrid:k=Inf",
 		"repeated key":     "hybrid:w=0.1:w=0.2",
 	}
 	for name, spec := range cases {

@@ -25,6 +25,7 @@ const (
 	DefaultLimit        = 10
 	MaxLimit            = 1000
 	MinCandidates       = 50 // pool per leg is max(5×limit, MinCandidates)
+	MaxRRFK             = 1e6
 	DefaultEmbedTimeout = 3 * time.Second
 	DefaultRerankDepth  = 30
 	DefaultStageTimeout = 10 * time.Second
@@ -58,7 +59,10 @@ type Config struct {
 	VectorFloor float64
 	// Fusion is the fusion a query gets when it names none (default rrf): a
 	// model's default, like its weight (see the root package's ModelDefaults).
-	Fusion       string
+	Fusion string
+	// RRFK is the k a query gets under rrf when it names none; 0 means
+	// fusion.DefaultK.
+	RRFK         float64
 	Reranker     rerank.Reranker
 	RerankDepth  int
 	LLM          *llm.Client
@@ -108,6 +112,9 @@ func Validate(q *memory.Query) error {
 		if w != nil && (math.IsNaN(*w) || *w < 0 || math.IsInf(*w, 0)) {
 			return fmt.Errorf("%w: %s %v must be a finite number ≥ 0", ErrInvalidQuery, name, *w)
 		}
+	}
+	if math.IsNaN(q.RRFK) || q.RRFK < 0 || q.RRFK > MaxRRFK {
+		return fmt.Errorf("%w: rrf_k %v must be within [0,%g] (0: the default)", ErrInvalidQuery, q.RRFK, float64(MaxRRFK))
 	}
 	if q.Lambda != nil && *q.Lambda > 1 {
 		return fmt.Errorf("%w: mmr_lambda %v must be within [0,1]", ErrInvalidQuery, *q.Lambda)

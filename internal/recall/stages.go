@@ -76,8 +76,15 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 	case FusionDBSF:
 		fused = fusion.DBSF(legs)
 	default:
-		fused = fusion.RRF(legs, fusion.DefaultK)
-		info.K = fusion.DefaultK
+		k := q.RRFK
+		if k == 0 {
+			k = s.RRFK
+		}
+		if k == 0 {
+			k = fusion.DefaultK
+		}
+		fused = fusion.RRF(legs, k)
+		info.K = k
 	}
 	if len(legs) == 2 {
 		info.WeightSource = source
