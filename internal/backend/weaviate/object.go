@@ -15,16 +15,19 @@ import (
 	"github.com/engram-memory/engram/memory"
 )
 
-// Property names of the class. Every memory field has one; the *_terms
-// properties exist with TokenizerEngram only and hold the BM25 terms.
+// Property names of the class. Every memory field has one; pTerms exists
+// with TokenizerEngram only and holds the BM25 terms.
 const (
 	pID               = "mem_id"
 	pName             = "name"
 	pDescription      = "description"
 	pText             = "text"
-	pNameTerms        = "name_terms"
-	pDescriptionTerms = "description_terms"
-	pTextTerms        = "text_terms"
+	// pTerms is Engram's terms of name, description and text, in that order,
+	// as one field: Engram's BM25 counts a term over the three fields into
+	// one document with one length, which Weaviate scores identically when
+	// the terms are one property (TestBM25AgainstEngram), not when they are
+	// three (it scores each property against its own mean length).
+	pTerms = "terms"
 	pType             = "type"
 	pScene            = "scene"
 	pScope            = "scope" // text[] of "key=value", sorted
@@ -183,9 +186,7 @@ func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, err
 	setText(pMetadata, string(m.Metadata))
 	setText(pHash, m.ContentHash)
 	if terms != nil {
-		setText(pNameTerms, terms(m.Name))
-		setText(pDescriptionTerms, terms(m.Description))
-		setText(pTextTerms, terms(m.Text))
+		setText(pTerms, strings.TrimSpace(terms(m.Name)+" "+terms(m.Description)+" "+terms(m.Text)))
 	}
 	if len(m.Scope) > 0 {
 		p[pScope] = scopeTerms(m.Scope)

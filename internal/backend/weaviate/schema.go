@@ -68,21 +68,19 @@ func properties(tokenizer string) []property {
 		stored(pDim, "int"),
 	}
 	if tokenizer == TokenizerEngram {
-		for _, n := range []string{pNameTerms, pDescriptionTerms, pTextTerms} {
-			ps = append(ps, property{Name: n, DataType: []string{"text"}, Tokenization: "whitespace",
-				IndexFilterable: flag(false), IndexSearchable: flag(true)})
-		}
+		ps = append(ps, property{Name: pTerms, DataType: []string{"text"}, Tokenization: "whitespace",
+			IndexFilterable: flag(false), IndexSearchable: flag(true)})
 	}
 	return ps
 }
 
-// searchProps are the properties BM25 ranks, in Engram's field order (name,
-// description, text).
-func searchProps(tokenizer string) [3]string {
+// searchProps are the properties BM25 ranks: with TokenizerWord name,
+// description and text, in Engram's field order.
+func searchProps(tokenizer string) []string {
 	if tokenizer == TokenizerEngram {
-		return [3]string{pNameTerms, pDescriptionTerms, pTextTerms}
+		return []string{pTerms}
 	}
-	return [3]string{pName, pDescription, pText}
+	return []string{pName, pDescription, pText}
 }
 
 // vectorConfig is one named vector: Engram supplies the vectors.

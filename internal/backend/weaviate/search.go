@@ -80,9 +80,18 @@ func (s *Store) keywordQuery(text string) string {
 	return s.terms(text)
 }
 
-// propsArg lists the BM25 properties with their weights ("name_terms^2").
-func (s *Store) propsArg(weights []float64) string {
+// propsArg lists the BM25 properties, with TokenizerWord's field weights as
+// Weaviate boosts ("name^2").
+func (s *Store) propsArg(weights []float64) (string, error) {
 	props := searchProps(s.cfg.Tokenizer)
+	if len(props) == 1 {
+		for _, w := range weights {
+			if w != 1 {
+				return "", fmt.Errorf("%w: field weights %v: with tokenizer engram name, description and text are one field (Engram's default weights); use tokenizer word for weights", memory.ErrInvalid, weights)
+			}
+		}
+		return "properties:" + gqlStrings(props), nil
+	}
 	var out []string
 	for i, p := range props {
 		switch {
@@ -92,7 +101,10 @@ func (s *Store) propsArg(weights []float64) string {
 			out = append(out, p+"^"+strconv.FormatFloat(weights[i], 'g', -1, 64))
 		}
 	}
-	return "properties:" + gqlStrings(out)
+	if len(out) == 0 {
+		return "", fmt.Errorf("%w: every field weight is 0", memory.ErrInvalid)
+	}
+	return "properties:" + gqlStrings(out), nil
 }
 
 // vectorFor is the named vector of a query's model, once the class has it.
@@ -115,7 +127,9 @@ func (s *Store) vectorFor(ctx context.Context, model string, dim int) (string, e
 }
 
 // BM25 ranks memories inside the filter by Weaviate's BM25F over name,
-// description and text.
+// description and text. Scores are on Engram's scale: Weaviate leaves out
+// the constant factor k1+1 of the Okapi formula (as Lucene does since 8.0),
+// which is put back, so that a score means the same on both backends.
 func (s *Store) BM25(ctx context.Context, q LegQuery) ([]Hit, error) {
 	if err := q.check(true, false); err != nil {
 		return nil, err
@@ -124,9 +138,15 @@ func (s *Store) BM25(ctx context.Context, q LegQuery) ([]Hit, error) {
 	if text == "" {
 		return nil, nil
 	}
-	search := "bm25:{query:" + gqlString(text) + "," + s.propsArg(q.FieldWeights) + "}"
+	props, err := s.propsArg(q.FieldWeights)
+	if err != nil {
+		return nil, err
+	}
+	search := "bm25:{query:" + gqlString(text) + "," + props + "}"
+	scale := 1 + s.cfg.K1
 	return s.leg(ctx, &q, search, "score", func(f *fields) (float64, error) {
-		return strconv.ParseFloat(f.Additional.Score.String(), 64)
+		sc, err := strconv.ParseFloat(f.Additional.Score.String(), 64)
+		return sc * scale, err
 	})
 }
 
@@ -283,9 +303,13 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 	if err != nil {
 		return nil, err
 	}
+	props, err := s.propsArg(q.FieldWeights)
+	if err != nil {
+		return nil, err
+	}
 	text := s.keywordQuery(q.Text)
 	search := "hybrid:{query:" + gqlString(text) + ",vector:" + gqlVector(q.Vector) + ",targetVectors:[" + gqlString(name) +
-		"],alpha:" + strconv.FormatFloat(alpha, 'g', -1, 64) + ",fusionType:" + fusion + "," + s.propsArg(q.FieldWeights) + "}"
+		"],alpha:" + strconv.FormatFloat(alpha, 'g', -1, 64) + ",fusionType:" + fusion + "," + props + "}"
 	scale := q.BM25Weight + q.VectorWeight
 
 	var (
