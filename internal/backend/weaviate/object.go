@@ -18,31 +18,31 @@ import (
 // Property names of the class. Every memory field has one; pTerms exists
 // with TokenizerEngram only and holds the BM25 terms.
 const (
-	pID               = "mem_id"
-	pName             = "name"
-	pDescription      = "description"
-	pText             = "text"
+	pID          = "mem_id"
+	pName        = "name"
+	pDescription = "description"
+	pText        = "text"
 	// pTerms is Engram's terms of name, description and text, in that order,
 	// as one field: Engram's BM25 counts a term over the three fields into
 	// one document with one length, which Weaviate scores identically when
 	// the terms are one property (TestBM25AgainstEngram), not when they are
 	// three (it scores each property against its own mean length).
-	pTerms = "terms"
-	pType             = "type"
-	pScene            = "scene"
-	pScope            = "scope" // text[] of "key=value", sorted
-	pTags             = "tags"
-	pSource           = "source"
-	pMetadata         = "metadata" // the JSON object, verbatim
-	pFavorite         = "favorite"
-	pCreated          = "created_at"
-	pUpdated          = "updated_at"
-	pUses             = "uses" // number: GraphQL's Int is 32-bit
-	pDemand           = "demand"
-	pDemandAt         = "demand_at"
-	pHash             = "content_hash"
-	pModel            = "embed_model"
-	pDim              = "embed_dim"
+	pTerms    = "terms"
+	pType     = "type"
+	pScene    = "scene"
+	pScope    = "scope" // text[] of "key=value", sorted
+	pTags     = "tags"
+	pSource   = "source"
+	pMetadata = "metadata" // the JSON object, verbatim
+	pFavorite = "favorite"
+	pCreated  = "created_at"
+	pUpdated  = "updated_at"
+	pUses     = "uses" // number: GraphQL's Int is 32-bit
+	pDemand   = "demand"
+	pDemandAt = "demand_at"
+	pHash     = "content_hash"
+	pModel    = "embed_model"
+	pDim      = "embed_dim"
 )
 
 // maxExactInt is the largest integer a float64 (and so a Weaviate number and a
