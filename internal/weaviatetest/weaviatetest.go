@@ -163,22 +163,13 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// Stop stops the server (SIGTERM, then SIGKILL after 30 s); its data stays
-// for Restart.
-func (s *Server) Stop(t testing.TB) {
-	t.Helper()
-	if err := s.stop(); err != nil {
-		t.Fatal(err)
-	}
-}
+// Stop stops the server by its PID (SIGTERM, then SIGKILL after 30 s); its
+// data stays for Restart. It is safe to call from any goroutine.
+func (s *Server) Stop() error { return s.stop() }
 
-// Restart starts the stopped server again on the same ports and data.
-func (s *Server) Restart(t testing.TB) {
-	t.Helper()
-	if err := s.launch(); err != nil {
-		t.Fatal(err)
-	}
-}
+// Restart starts the stopped server again on the same ports and data, and
+// waits until it is ready.
+func (s *Server) Restart() error { return s.launch() }
 
 type ports struct{ http, grpc, gossip, data, raft, raftRPC, profiling int }
 

@@ -395,7 +395,7 @@ func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, search string, a
 			h := HybridHit{Memory: m, Score: sc * scale}
 			legs := parseExplain(objs[i].Additional.ExplainScore)
 			if l, ok := legs["keyword"]; ok {
-				h.BM25 = &memory.LegBM25{Rank: l.rank(q.Fusion, 1-alpha), Score: l.original}
+				h.BM25 = &memory.LegBM25{Rank: l.rank(q.Fusion, 1-alpha), Score: l.original * (1 + s.cfg.K1)}
 			}
 			if l, ok := legs["vector"]; ok {
 				h.Vector = &memory.LegVector{Rank: l.rank(q.Fusion, alpha), Cosine: l.original}

@@ -1,0 +1,146 @@
+package weaviate
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/engram-memory/engram/internal/weaviatetest"
+	"github.com/engram-memory/engram/memory"
+)
+
+// The BlockMax WAND guard. Weaviate before 1.36 gave terms still in an
+// unflushed memtable an upper bound of zero, so a limited BM25 search pruned
+// memories that only such terms matched (upstream PR #11780; measured on
+// 1.35.2: LoCoMo turn Hit@1 0.088 right after an import, 0.264 after a
+// flush). These tests search straight after writing, before any flush, and
+// require every needle at rank 1.
+
+// needles are the identifiers an agent's memory must find by exact name.
+var needles = []string{
+	"tasks_claim", "getUserName", "main.go", "ops@example.io", "v1.38.11", "ENGRAM_DB", "weaviate-server",
+	"PR-11780", "x86_64", "foo::bar", "C++", "Pemberton", "Zanzibar", "quetzalcoatl",
+}
+
+// chatter is LoCoMo-style conversation: every turn is made of these common
+// words, so that each question's common words match hundreds of turns and
+// only its needle tells the right one apart.
+var chatter = strings.Fields(`I you we really think going yesterday support group went painting last week
+	friend told me about new job kids school summer trip camping love feel great talk soon sounds amazing
+	what did when where why how time remember said maybe tomorrow weekend family dinner work project`)
+
+// conversation makes n turns; turn i holds needle i (if any) among chatter.
+func conversation(n int, prefix string, needles []string) []*memory.Memory {
+	r := rand.New(rand.NewPCG(7, uint64(len(prefix))))
+	speakers := []string{"Caroline", "Melanie"}
+	var out []*memory.Memory
+	for i := range n {
+		w := make([]string, 8+r.IntN(16))
+		for j := range w {
+			w[j] = chatter[r.IntN(len(chatter))]
+		}
+		if i < len(needles) {
+			at := r.IntN(len(w))
+			w[at] = needles[i] + ","
+		}
+		text := speakers[i%2] + ": " + strings.Join(w, " ") + "."
+		out = append(out, mem(fmt.Sprintf("%s-%04d", prefix, i), text, func(m *memory.Memory) {
+			m.Scope = map[string]string{"team": "t"}
+			m.Type = "event"
+			v := make([]float32, 4)
+			for j := range v {
+				v[j] = float32(r.NormFloat64())
+			}
+			m.Embedding = &memory.Embedding{Model: fixtureModel, Dim: 4, Vector: v}
+		}))
+	}
+	return out
+}
+
+// question asks about a needle in LoCoMo's style: common words around it.
+func question(needle string) string {
+	return "What did Caroline say about the support group and " + needle + " last week?"
+}
+
+// checkNeedles searches every needle at limit 10 and requires its turn first,
+// in the BM25 leg and in the native hybrid call.
+func checkNeedles(t *testing.T, s *Store, turns []*memory.Memory, needles []string) {
+	t.Helper()
+	ctx := ctxT(t)
+	f := memory.Filter{Scope: map[string]string{"team": "t"}}
+	for i, n := range needles {
+		want := turns[i].ID
+		lq := LegQuery{Text: question(n), Vector: []float32{1, 0, 0, 0}, Model: fixtureModel, Filter: f, K: 10}
+		hits, err := s.BM25(ctx, lq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].Memory.ID != want {
+			t.Errorf("bm25 %q: top %v, want %s first", n, firstIDs(hits), want)
+		}
+		// Vector weight 0 (alpha 0): the hybrid call's own keyword leg alone
+		// decides, so a pruned needle cannot be rescued by a vector.
+		hyb, err := s.Hybrid(ctx, HybridQuery{LegQuery: lq, BM25Weight: 1, VectorWeight: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hyb) == 0 || hyb[0].Memory.ID != want {
+			t.Errorf("hybrid %q: top hit %v, want %s first", n, hyb, want)
+		}
+	}
+}
+
+func firstIDs(hits []Hit) []string {
+	var ids []string
+	for i, h := range hits {
+		if i == 3 {
+			break
+		}
+		ids = append(ids, h.Memory.ID)
+	}
+	return ids
+}
+
+// TestBlockMaxRightAfterImport: every needle is found at rank 1 by a search
+// made the moment the import returns, with everything still in memtables.
+func TestBlockMaxRightAfterImport(t *testing.T) {
+	s := openTest(t, func(c *Config) { c.TenantKey = "team" })
+	turns := conversation(1500, "turn", needles)
+	put(t, s, turns...)
+	checkNeedles(t, s, turns, needles)
+}
+
+// TestBlockMaxAfterFlush: the defect's own setting. A first conversation is
+// flushed to disk segments (a restart flushes every memtable), a second is
+// imported and searched at once: its needles live only in the memtable while
+// the questions' common words have real upper bounds in the segments.
+func TestBlockMaxAfterFlush(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a private server twice")
+	}
+	srv := weaviatetest.Start(t)
+	base := srv.URL
+	cfg := Config{Endpoint: base, Class: weaviatetest.Class(t, base), TenantKey: "team"}
+	ctx := context.Background()
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, conversation(1500, "old", nil)...)
+	s.Close()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fresh := conversation(200, "new", needles)
+	put(t, s, fresh...)
+	checkNeedles(t, s, fresh, needles)
+}
