@@ -117,6 +117,15 @@ func TestFiltersPushedDown(t *testing.T) {
 					if got := hitIDs(bm); !slices.Equal(got, want) {
 						t.Errorf("bm25 = %v\nwant  %v", got, want)
 					}
+					lean := lq
+					lean.Lean = true
+					lbm, err := s.BM25(ctx, lean)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := hitIDs(lbm); !slices.Equal(got, want) {
+						t.Errorf("lean bm25 = %v\nwant       %v", got, want)
+					}
 					vec, err := s.NearVector(ctx, lq)
 					if err != nil {
 						t.Fatal(err)

@@ -312,6 +312,24 @@ func fieldList(vectors []string, extra string) string {
 	return b.String()
 }
 
+// leanList is the GraphQL selection of what identifies and filters a hit.
+func leanList(extra string) string {
+	return pID + " " + pType + " " + pScene + " " + pScope + " " + pTags + " " + pSource + " " + pCreated + " _additional{id " + extra + "}"
+}
+
+// decodeLean reads what leanList selects: a memory with only its id, scope,
+// type, scene, tags, source and created_at.
+func (f *fields) decodeLean() (*memory.Memory, error) {
+	full := *f
+	full.Updated = f.Created // not selected; decode needs a time
+	m, err := full.decode(false)
+	if err != nil {
+		return nil, err
+	}
+	m.UpdatedAt = time.Time{}
+	return m, nil
+}
+
 // decode turns a stored object back into the memory it was made from. With
 // withVector the embedding's values are read from f's vectors (they must be
 // there); else the embedding names its model and dimension only, with a nil

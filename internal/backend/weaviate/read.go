@@ -301,3 +301,65 @@ func (s *Store) aggregateCount(ctx context.Context, tenant, w string) (int, erro
 	}
 	return rows[0].Meta.Count, nil
 }
+
+// CountBy counts the memories matching f by the value of one field: "type",
+// "scene", "source", "embed_model" (memories without a vector are not
+// counted) or "favorite" ("true", "false"). For a store's statistics.
+func (s *Store) CountBy(ctx context.Context, f memory.Filter, field string) (map[string]int, error) {
+	switch field {
+	case pType, pScene, pSource, pModel, pFavorite:
+	default:
+		return nil, fmt.Errorf("%w: count by %q: want type, scene, source, embed_model or favorite", memory.ErrInvalid, field)
+	}
+	ops, err := filterOperands(&f)
+	if err != nil {
+		return nil, err
+	}
+	tenants, err := s.tenantsFor(ctx, f.Scope)
+	if err != nil {
+		return nil, err
+	}
+	per := make([]map[string]int, len(tenants))
+	err = eachTenant(ctx, tenants, func(ctx context.Context, i int, tenant string) error {
+		args := tenantArg(tenant)
+		if w := where(ops); w != "" {
+			args += "where:" + w + ","
+		}
+		q := "{Aggregate{" + s.cfg.Class + "(" + args + "groupBy:[" + gqlString(field) + "],limit:" + strconv.Itoa(MaxK) +
+			"){meta{count} groupedBy{value}}}}"
+		var data struct {
+			Aggregate map[string][]struct {
+				Meta struct {
+					Count int `json:"count"`
+				} `json:"meta"`
+				GroupedBy struct {
+					Value string `json:"value"`
+				} `json:"groupedBy"`
+			} `json:"Aggregate"`
+		}
+		err := s.c.graphql(ctx, q, &data)
+		if errors.Is(err, errTenantNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		per[i] = map[string]int{}
+		for _, row := range data.Aggregate[s.cfg.Class] {
+			if row.GroupedBy.Value != "" {
+				per[i][row.GroupedBy.Value] += row.Meta.Count
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count by %s: %w", field, err)
+	}
+	out := map[string]int{}
+	for _, m := range per {
+		for k, n := range m {
+			out[k] += n
+		}
+	}
+	return out, nil
+}

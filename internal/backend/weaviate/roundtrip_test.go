@@ -3,6 +3,7 @@ package weaviate
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -183,5 +184,73 @@ func TestTimesToTheNanosecond(t *testing.T) {
 				t.Fatalf("count = %d, %v; want %d", n, err, c.want)
 			}
 		})
+	}
+}
+
+// TestRecordUse: a use adds one to uses and to demand decayed to now, for
+// the memories inside the scope only, and leaves every other field as it was.
+func TestRecordUse(t *testing.T) {
+	s := openTest(t, func(c *Config) { c.TenantKey = "team" })
+	ctx := ctxT(t)
+	used := full("used") // team t1, demand π at 2026-12-01T23:59:59.999999999Z
+	other := full("used")
+	other.Scope = map[string]string{"team": "t2"}
+	fresh := mem("fresh", "never used", func(m *memory.Memory) { m.Scope = map[string]string{"team": "t1"} })
+	put(t, s, used, other, fresh)
+	now := used.DemandAt.Add(memory.DemandHalfLife)
+	if err := s.RecordUse(ctx, map[string]string{"team": "t1"}, []string{"used", "fresh", "gone"}, now); err != nil {
+		t.Fatal(err)
+	}
+	wantUsed := *used
+	wantUsed.Uses++
+	wantUsed.Demand = used.Demand/2 + 1
+	wantUsed.DemandAt = &now
+	wantFresh := *fresh
+	wantFresh.Uses, wantFresh.Demand, wantFresh.DemandAt = 1, 1, &now
+	for _, w := range []*memory.Memory{&wantUsed, &wantFresh, other} {
+		got, err := s.Get(ctx, w.Scope, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.Demand-w.Demand) < 1e-12 {
+			got.Demand = w.Demand
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("after a use, %s in %v:\n got %#v\nwant %#v", w.ID, w.Scope, got, w)
+		}
+	}
+}
+
+// TestCountBy counts by field, against counting the fixture by hand.
+func TestCountBy(t *testing.T) {
+	s := openTest(t, func(c *Config) { c.TenantKey = "team" })
+	ctx := ctxT(t)
+	mems := fixture()
+	mems[3].Favorite = true
+	mems[4].Embedding = nil
+	put(t, s, mems...)
+	for _, f := range []memory.Filter{{}, {Scope: map[string]string{"team": "a"}}, {Tags: []string{"x"}}} {
+		for _, field := range []string{"type", "scene", "source", "embed_model", "favorite"} {
+			want := map[string]int{}
+			for _, m := range mems {
+				if !f.Match(m) {
+					continue
+				}
+				v := map[string]string{"type": m.Type, "scene": m.Scene, "source": m.Source, "favorite": fmt.Sprint(m.Favorite)}[field]
+				if field == "embed_model" && m.Embedding != nil {
+					v = m.Embedding.Model
+				}
+				if v != "" {
+					want[v]++
+				}
+			}
+			got, err := s.CountBy(ctx, f, field)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("CountBy(%+v, %s) = %v, want %v", f, field, got, want)
+			}
+		}
 	}
 }

@@ -228,6 +228,13 @@ func (s *Store) hasVector(name string) bool {
 	return s.vectors[name]
 }
 
+// maxSchemaAttempts bounds the re-reads of a class update that lost a race.
+const maxSchemaAttempts = 20
+
+// lostVectorText is how Weaviate 1.38 refuses a class update that would drop
+// a named vector another writer added (TestConcurrentUse provokes it).
+const lostVectorText = "missing config for vector"
+
 // ensureVector adds the named vector for a model the first time one of its
 // vectors is written. The class update is a read-modify-write of the schema;
 // Weaviate serialises schema changes, and a writer that lost a race sees the
@@ -256,8 +263,15 @@ func (s *Store) ensureVector(ctx context.Context, name string) error {
 		if err == nil {
 			break
 		}
-		if attempt >= 2 {
+		// Another process changed the class between our read and write (its
+		// new vector is "missing" from ours): read it again and retry.
+		var se *StatusError
+		if !errors.As(err, &se) || se.Code != http.StatusUnprocessableEntity || !strings.Contains(se.Message, lostVectorText) ||
+			attempt >= maxSchemaAttempts {
 			return fmt.Errorf("add vector %s: %w", name, err)
+		}
+		if !sleep(ctx, backoff(min(attempt+1, 4))) {
+			return fmt.Errorf("add vector %s: %w", name, ctx.Err())
 		}
 	}
 	s.mu.Lock()

@@ -36,6 +36,12 @@ type LegQuery struct {
 	FieldWeights []float64
 	// WithVectors fetches each hit's vector (for MMR).
 	WithVectors bool
+	// Lean fetches only what identifies and filters a hit (id, scope, type,
+	// scene, tags, source, created_at): no texts, metadata or vectors. For
+	// candidate pools that fusion cuts down to a few results, whose memories
+	// GetMany then reads; on SciFact a 500-deep pool of full memories is most
+	// of a search's time.
+	Lean bool
 }
 
 // Hit is one leg result.
@@ -187,12 +193,21 @@ func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, scor
 	}
 	per := make([][]Hit, len(tenants))
 	err = eachTenant(ctx, tenants, func(ctx context.Context, ti int, tenant string) error {
-		objs, err := s.get(ctx, tenant, args, fieldList(s.vectorSelection(q.WithVectors), extra))
+		sel := fieldList(s.vectorSelection(q.WithVectors), extra)
+		if q.Lean {
+			sel = leanList(extra)
+		}
+		objs, err := s.get(ctx, tenant, args, sel)
 		if err != nil {
 			return err
 		}
 		for i := range objs {
-			m, err := objs[i].decode(q.WithVectors)
+			var m *memory.Memory
+			if q.Lean {
+				m, err = objs[i].decodeLean()
+			} else {
+				m, err = objs[i].decode(q.WithVectors)
+			}
 			if err != nil {
 				return err
 			}
@@ -322,7 +337,7 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 		hybErr          error
 	)
 	legQ.K = min(depth, MaxK)
-	legQ.WithVectors = false
+	legQ.WithVectors, legQ.Lean = false, true
 	if q.Explain {
 		wg.Add(2)
 		go func() { defer wg.Done(); bmHits, bmErr = s.BM25(ctx, legQ) }()
@@ -376,12 +391,21 @@ func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, search string, a
 	}
 	per := make([][]HybridHit, len(tenants))
 	err = eachTenant(ctx, tenants, func(ctx context.Context, ti int, tenant string) error {
-		objs, err := s.get(ctx, tenant, args, fieldList(s.vectorSelection(q.WithVectors), "score explainScore"))
+		sel := fieldList(s.vectorSelection(q.WithVectors), "score explainScore")
+		if q.Lean {
+			sel = leanList("score explainScore")
+		}
+		objs, err := s.get(ctx, tenant, args, sel)
 		if err != nil {
 			return err
 		}
 		for i := range objs {
-			m, err := objs[i].decode(q.WithVectors)
+			var m *memory.Memory
+			if q.Lean {
+				m, err = objs[i].decodeLean()
+			} else {
+				m, err = objs[i].decode(q.WithVectors)
+			}
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/engram-memory/engram/memory"
 )
@@ -248,4 +250,60 @@ func (s *Store) deleteIn(ctx context.Context, tenant string, scope map[string]st
 		return res.Results.Successful, fmt.Errorf("weaviate: %d of %d deletes failed", res.Results.Failed, res.Results.Matches)
 	}
 	return res.Results.Successful, nil
+}
+
+// RecordUse adds one use to each memory with these ids inside scope, at time
+// now: uses+1 and demand, decayed to now, +1 (as the SQLite store does). It
+// patches only those three fields. Weaviate has no transactions, so two
+// processes recording a use of the same memory at the same moment may count
+// it once: demand is a soft signal, and an id deleted meanwhile is skipped.
+func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	f := &memory.Filter{Scope: scope}
+	scopeOps, err := filterOperands(f)
+	if err != nil {
+		return err
+	}
+	tenants, err := s.tenantsFor(ctx, scope)
+	if err != nil {
+		return err
+	}
+	at := formatTime(now)
+	err = eachTenant(ctx, tenants, func(ctx context.Context, _ int, tenant string) error {
+		for start := 0; start < len(ids); start += maxIDsPerRequest {
+			chunk := ids[start:min(start+maxIDsPerRequest, len(ids))]
+			ops := append([]operand{idsOperand(chunk)}, scopeOps...)
+			objs, err := s.get(ctx, tenant, "where:"+where(ops)+",limit:"+strconv.Itoa(len(chunk)),
+				pID+" "+pScope+" "+pUses+" "+pDemand+" "+pDemandAt+" _additional{id}")
+			if err != nil {
+				return err
+			}
+			for _, o := range objs {
+				demand := o.Demand
+				if o.DemandAt != "" {
+					if t, err := parseTime(o.DemandAt); err == nil {
+						demand = memory.Decay(demand, now.Sub(t))
+					}
+				}
+				body := map[string]any{"class": s.cfg.Class, "properties": map[string]any{
+					pUses: int64(o.Uses) + 1, pDemand: demand + 1, pDemandAt: at}}
+				if tenant != "" {
+					body["tenant"] = tenant
+				}
+				q := url.Values{"consistency_level": {s.cfg.Consistency}}
+				err := s.c.do(ctx, http.MethodPatch, "/v1/objects/"+s.cfg.Class+"/"+o.Additional.ID, q, body, nil)
+				var se *StatusError
+				if errors.As(err, &se) && se.Code == http.StatusNotFound {
+					continue // deleted meanwhile
+				}
+				if err != nil {
+					return fmt.Errorf("record a use of %s: %w", o.ID, err)
+				}
+			}
+		}
+		return nil
+	})
+	return err
 }
