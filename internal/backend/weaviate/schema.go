@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/engram-memory/engram/memory"
 )
 
 // SchemaVersion is recorded in the class description; a class written by a
@@ -235,6 +237,21 @@ const maxSchemaAttempts = 20
 // a named vector another writer added (TestConcurrentUse provokes it).
 const lostVectorText = "missing config for vector"
 
+// readOnlyText is how it refuses a class update while another is applied.
+const readOnlyText = "store is read-only"
+
+// EnsureVector adds the named vector of a model's vectors with dim
+// dimensions unless the class has it. Put does this itself on a model's first
+// write, but a class update while other processes write makes Weaviate lose
+// their objects' index entries (Put repairs its own, see sendChecked): call
+// it when opening with a known embedder, before any writes.
+func (s *Store) EnsureVector(ctx context.Context, model string, dim int) error {
+	if model == "" || dim <= 0 {
+		return fmt.Errorf("%w: a vector needs a model and a positive dimension", memory.ErrInvalid)
+	}
+	return s.ensureVector(ctx, VectorName(model, dim))
+}
+
 // ensureVector adds the named vector for a model the first time one of its
 // vectors is written. The class update is a read-modify-write of the schema;
 // Weaviate serialises schema changes, and a writer that lost a race sees the
@@ -259,15 +276,18 @@ func (s *Store) ensureVector(ctx context.Context, name string) error {
 		}
 		vc[name] = vectorConfig(s.cfg.VectorIndex)
 		class["vectorConfig"] = vc
+		s.writeMu.Lock()
 		err := s.c.do(ctx, http.MethodPut, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, class, nil)
+		s.writeMu.Unlock()
 		if err == nil {
 			break
 		}
 		// Another process changed the class between our read and write (its
-		// new vector is "missing" from ours): read it again and retry.
+		// new vector is "missing" from ours), or is changing it (the shard is
+		// read-only meanwhile): read it again and retry.
 		var se *StatusError
-		if !errors.As(err, &se) || se.Code != http.StatusUnprocessableEntity || !strings.Contains(se.Message, lostVectorText) ||
-			attempt >= maxSchemaAttempts {
+		if !errors.As(err, &se) || se.Code != http.StatusUnprocessableEntity || attempt >= maxSchemaAttempts ||
+			!(strings.Contains(se.Message, lostVectorText) || strings.Contains(se.Message, readOnlyText)) {
 			return fmt.Errorf("add vector %s: %w", name, err)
 		}
 		if !sleep(ctx, backoff(min(attempt+1, 4))) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/engram-memory/engram/internal/tokenize"
 )
@@ -26,6 +27,11 @@ type Store struct {
 	replicated bool            // replication factor above 1
 	// schemaMu serialises this process's schema changes.
 	schemaMu sync.Mutex
+	// writeMu keeps this process's class updates (write lock) apart from its
+	// object writes (read lock): Weaviate loses the index entries of objects
+	// written while the class changes (see sendChecked).
+	writeMu sync.RWMutex
+	repairs atomic.Int64 // objects re-sent because their index entries were lost
 }
 
 // Open connects to the server, waits for nothing, and creates the class if

@@ -79,11 +79,13 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 			return err
 		}
 	}
+	s.writeMu.RLock() // no class update of ours while objects are in flight
+	defer s.writeMu.RUnlock()
 	failed := map[string]string{}
 	stored := 0
 	for start := 0; start < len(objs); start += s.cfg.BatchSize {
 		chunk := objs[start:min(start+s.cfg.BatchSize, len(objs))]
-		bad, err := s.sendBatch(ctx, chunk)
+		bad, err := s.sendChecked(ctx, chunk)
 		if err != nil {
 			return fmt.Errorf("store memories %d..%d of %d: %w", start+1, start+len(chunk), len(objs), err)
 		}
@@ -96,6 +98,105 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 		return &BatchError{Failed: failed, Stored: stored}
 	}
 	return nil
+}
+
+// unindexedReason is the BatchError reason for an object Weaviate stored but
+// whose index entries it lost.
+const unindexedReason = "stored, but Weaviate's index does not find it (its entries were lost to a concurrent class update)"
+
+// sendChecked sends a batch, then checks that a filter on the ids finds
+// every object the server accepted. Weaviate 1.38.11 can store an object yet
+// lose its inverted-index entries when the class is updated (a named vector
+// added) while the write is in flight (TestIndexLossIsRepaired); rewriting
+// the same object does not re-index it, so each such object is deleted by
+// its UUID and sent again, up to Retries times.
+func (s *Store) sendChecked(ctx context.Context, objs []*object) (map[string]string, error) {
+	refused, err := s.sendBatch(ctx, objs)
+	if err != nil {
+		return nil, err
+	}
+	pending := objs
+	for round := 0; ; round++ {
+		var accepted []*object
+		for _, o := range pending {
+			if _, bad := refused[o.Properties[pID].(string)]; !bad {
+				accepted = append(accepted, o)
+			}
+		}
+		lost, err := s.unindexed(ctx, accepted)
+		if err != nil {
+			return nil, err
+		}
+		if len(lost) == 0 {
+			return refused, nil
+		}
+		if round >= s.cfg.Retries {
+			for _, o := range lost {
+				refused[o.Properties[pID].(string)] = unindexedReason
+			}
+			return refused, nil
+		}
+		for _, o := range lost {
+			if err := s.deleteObject(ctx, o.Tenant, o.ID); err != nil {
+				return nil, err
+			}
+		}
+		s.repairs.Add(int64(len(lost)))
+		again, err := s.sendBatch(ctx, lost)
+		if err != nil {
+			return nil, err
+		}
+		for id, why := range again {
+			refused[id] = why
+		}
+		pending = lost
+	}
+}
+
+// unindexed returns the objects of objs that a filter on their UUIDs does
+// not find.
+func (s *Store) unindexed(ctx context.Context, objs []*object) ([]*object, error) {
+	byTenant := map[string][]*object{}
+	for _, o := range objs {
+		byTenant[o.Tenant] = append(byTenant[o.Tenant], o)
+	}
+	var lost []*object
+	for tenant, os := range byTenant {
+		uuids := make([]string, len(os))
+		for i, o := range os {
+			uuids[i] = o.ID
+		}
+		found, err := s.get(ctx, tenant, "where:"+string(cond("id", "ContainsAny", "valueText", gqlStrings(uuids)))+
+			",limit:"+strconv.Itoa(len(os)), "_additional{id}")
+		if err != nil {
+			return nil, fmt.Errorf("check the batch: %w", err)
+		}
+		have := make(map[string]bool, len(found))
+		for _, f := range found {
+			have[f.Additional.ID] = true
+		}
+		for _, o := range os {
+			if !have[o.ID] {
+				lost = append(lost, o)
+			}
+		}
+	}
+	return lost, nil
+}
+
+// deleteObject deletes one object by its UUID, which works whatever its
+// index entries; a missing one is no error.
+func (s *Store) deleteObject(ctx context.Context, tenant, uuid string) error {
+	q := url.Values{"consistency_level": {s.cfg.Consistency}}
+	if tenant != "" {
+		q.Set("tenant", tenant)
+	}
+	err := s.c.do(ctx, http.MethodDelete, "/v1/objects/"+s.cfg.Class+"/"+uuid, q, nil, nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return nil
+	}
+	return err
 }
 
 // batchResult is one object of a batch answer.
