@@ -22,8 +22,8 @@ const (
 	DefaultRetries     = 3
 	DefaultConsistency = "QUORUM"
 	DefaultAPIKeyEnv   = "ENGRAM_WEAVIATE_API_KEY"
-	// DefaultBatchSize is the objects sent per batch request: Weaviate's own
-	// clients default to 100; larger batches gain little on 2 cores.
+	// DefaultBatchSize is the objects sent per batch request, as Weaviate's
+	// own clients default to.
 	DefaultBatchSize = 100
 )
 
@@ -31,8 +31,9 @@ const (
 const (
 	// TokenizerEngram stores the terms Engram's own tokenizer makes (NFKC,
 	// folding, identifiers whole and in parts, CJK bigrams, Snowball stems,
-	// stopwords dropped) in whitespace-tokenized properties, and tokenizes the
-	// query the same way, so both backends match the same terms.
+	// stopwords dropped) in one whitespace-tokenized property, and tokenizes
+	// the query the same way: both backends match the same terms and score
+	// them alike (TestBM25AgainstEngram).
 	TokenizerEngram = "engram"
 	// TokenizerWord is Weaviate's own "word" tokenization over the raw text
 	// (split on anything not a letter or digit, lower-cased, no stemming) with

@@ -39,8 +39,8 @@ type LegQuery struct {
 	// Lean fetches only what identifies and filters a hit (id, scope, type,
 	// scene, tags, source, created_at): no texts, metadata or vectors. For
 	// candidate pools that fusion cuts down to a few results, whose memories
-	// GetMany then reads; on SciFact a 500-deep pool of full memories is most
-	// of a search's time.
+	// GetMany then reads: on SciFact, two 500-deep legs of full memories took
+	// 250 ms (median), lean legs and GetMany of the top 100 54 ms.
 	Lean bool
 }
 
@@ -51,7 +51,7 @@ type Hit struct {
 	Score  float64 // BM25 score, or cosine similarity for the vector leg
 }
 
-func (q *LegQuery) check(needText, needVector bool) error {
+func (q *LegQuery) check(needVector bool) error {
 	if q.K <= 0 || q.K > MaxK {
 		return fmt.Errorf("%w: k %d out of range 1..%d", memory.ErrInvalid, q.K, MaxK)
 	}
@@ -73,7 +73,6 @@ func (q *LegQuery) check(needText, needVector bool) error {
 			return fmt.Errorf("%w: field weight %v must be a finite number >= 0", memory.ErrInvalid, w)
 		}
 	}
-	_ = needText
 	return nil
 }
 
@@ -132,12 +131,13 @@ func (s *Store) vectorFor(ctx context.Context, model string, dim int) (string, e
 	return name, nil
 }
 
-// BM25 ranks memories inside the filter by Weaviate's BM25F over name,
-// description and text. Scores are on Engram's scale: Weaviate leaves out
+// BM25 ranks memories inside the filter by Weaviate's BM25 over their name,
+// description and text (one field of Engram's terms with TokenizerEngram,
+// three properties with TokenizerWord). Scores are on Engram's scale: Weaviate leaves out
 // the constant factor k1+1 of the Okapi formula (as Lucene does since 8.0),
 // which is put back, so that a score means the same on both backends.
 func (s *Store) BM25(ctx context.Context, q LegQuery) ([]Hit, error) {
-	if err := q.check(true, false); err != nil {
+	if err := q.check(false); err != nil {
 		return nil, err
 	}
 	text := s.keywordQuery(q.Text)
@@ -159,7 +159,7 @@ func (s *Store) BM25(ctx context.Context, q LegQuery) ([]Hit, error) {
 // NearVector ranks memories inside the filter by cosine similarity to the
 // query vector, over the vectors of the query's model only.
 func (s *Store) NearVector(ctx context.Context, q LegQuery) ([]Hit, error) {
-	if err := q.check(false, true); err != nil {
+	if err := q.check(true); err != nil {
 		return nil, err
 	}
 	name, err := s.vectorFor(ctx, q.Model, len(q.Vector))
@@ -298,7 +298,7 @@ func Alpha(bm25Weight, vectorWeight float64) (float64, error) {
 // Hybrid runs Weaviate's hybrid search and returns its top K fused hits in
 // Weaviate's order.
 func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) {
-	if err := q.check(true, true); err != nil {
+	if err := q.check(true); err != nil {
 		return nil, err
 	}
 	alpha, err := Alpha(q.BM25Weight, q.VectorWeight)
@@ -338,9 +338,14 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 	)
 	legQ.K = min(depth, MaxK)
 	legQ.WithVectors, legQ.Lean = false, true
-	if q.Explain {
-		wg.Add(2)
+	// A leg of weight 0 does not run in Weaviate's call (alpha 0 or 1), so
+	// it is not explained either.
+	if q.Explain && q.BM25Weight > 0 {
+		wg.Add(1)
 		go func() { defer wg.Done(); bmHits, bmErr = s.BM25(ctx, legQ) }()
+	}
+	if q.Explain && q.VectorWeight > 0 {
+		wg.Add(1)
 		go func() { defer wg.Done(); vecHits, vecErr = s.NearVector(ctx, legQ) }()
 	}
 	hits, hybErr = s.hybridCall(ctx, &q, search, alpha, scale)

@@ -34,10 +34,10 @@ type Store struct {
 	repairs atomic.Int64 // objects re-sent because their index entries were lost
 }
 
-// Open connects to the server, waits for nothing, and creates the class if
-// it does not exist; an existing class must have been made with the same
-// tokenizer and tenant key. The server must answer within cfg.Timeout (per
-// attempt, with cfg.Retries retries).
+// Open checks that the server is ready and creates the class if it does not
+// exist; an existing class must have been made with the same tokenizer and
+// tenant key. The server must answer within cfg.Timeout per attempt, with
+// cfg.Retries retries.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.withDefaults(); err != nil {
 		return nil, err

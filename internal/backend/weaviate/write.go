@@ -45,8 +45,9 @@ func (e *BatchError) Error() string {
 // Put stores memories, replacing any with the same id in the same tenant.
 // Each memory must be normalised with its id, times and content hash set, as
 // the SQLite store requires. Every memory is checked before anything is sent;
-// the batch then goes out in requests of BatchSize objects, and objects the
-// server refused for a temporary reason are resent (Retries times).
+// the batch then goes out in requests of BatchSize objects; objects the
+// server refused are resent (Retries times), and every object it accepted is
+// checked to be found by its index (see sendChecked).
 //
 // On failure the error is a *BatchError (some objects refused) or wraps
 // ErrUnavailable (server down or too slow; some requests may have been
