@@ -191,6 +191,9 @@ func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, scor
 	if w := where(ops); w != "" {
 		args += ",where:" + w
 	}
+	if len(tenants) == 0 { // a multi-tenant class nobody wrote to yet
+		return nil, nil
+	}
 	per := make([][]Hit, len(tenants))
 	err = eachTenant(ctx, tenants, func(ctx context.Context, ti int, tenant string) error {
 		sel := fieldList(s.vectorSelection(q.WithVectors), extra)
@@ -393,6 +396,9 @@ func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, search string, a
 	args := search + ",limit:" + strconv.Itoa(q.K)
 	if w := where(ops); w != "" {
 		args += ",where:" + w
+	}
+	if len(tenants) == 0 {
+		return nil, nil
 	}
 	per := make([][]HybridHit, len(tenants))
 	err = eachTenant(ctx, tenants, func(ctx context.Context, ti int, tenant string) error {

@@ -64,6 +64,14 @@ func TestTenantsKeptApart(t *testing.T) {
 func TestMissingTenantIsEmpty(t *testing.T) {
 	s := openTest(t, func(c *Config) { c.TenantKey = "team" })
 	ctx := ctxT(t)
+	// Before any write there is no tenant at all: an unscoped read visits none.
+	lq := LegQuery{Text: "hello", Vector: []float32{1}, Model: "m", K: 5}
+	if hits, err := s.BM25(ctx, lq); err != nil || len(hits) != 0 {
+		t.Errorf("bm25 over no tenant = %v, %v", hits, err)
+	}
+	if n, err := s.Count(ctx, memory.Filter{}); err != nil || n != 0 {
+		t.Errorf("count over no tenant = %d, %v", n, err)
+	}
 	put(t, s, mem("x", "hello", func(m *memory.Memory) { m.Scope = scopeOf("team", "a") }))
 	ghost := scopeOf("team", "ghost")
 	if _, err := s.Get(ctx, ghost, "x"); !errors.Is(err, memory.ErrNotFound) {
