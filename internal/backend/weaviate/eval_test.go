@@ -279,15 +279,15 @@ func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 	for _, k := range metrics {
 		fmt.Fprintf(&b, " %10s", k)
 	}
-	fmt.Fprintf(&b, " %9s %9s\n", "p50 ms", "p99 ms")
+	fmt.Fprintf(&b, " %9s %9s %9s\n", "p50 ms", "p95 ms", "p99 ms")
 	for mi, m := range modes {
 		st := stats[mi]
 		fmt.Fprintf(&b, "%-28s", m.name)
 		for _, k := range metrics {
 			fmt.Fprintf(&b, " %10.4f", st.sum[k]/float64(st.n))
 		}
-		p50, p99 := percentile(st.times, 0.50), percentile(st.times, 0.99)
-		fmt.Fprintf(&b, " %9.2f %9.2f\n", ms(p50), ms(p99))
+		p50, p95, p99 := percentile(st.times, 0.50), percentile(st.times, 0.95), percentile(st.times, 0.99)
+		fmt.Fprintf(&b, " %9.2f %9.2f %9.2f\n", ms(p50), ms(p95), ms(p99))
 	}
 	t.Log("\n" + b.String())
 }
