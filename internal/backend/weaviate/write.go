@@ -28,6 +28,9 @@ type BatchError struct {
 }
 
 func (e *BatchError) Error() string {
+	if len(e.Failed) == 0 {
+		return fmt.Sprintf("weaviate batch: %d memories stored, none refused", e.Stored)
+	}
 	ids := make([]string, 0, len(e.Failed))
 	for id := range e.Failed {
 		ids = append(ids, id)
