@@ -1,0 +1,105 @@
+package weaviate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// GraphQL literals. A JSON string is a valid GraphQL string literal (JSON's
+// escapes are a subset of GraphQL's), so every user value goes through
+// json.Marshal and no input can break out of its literal.
+
+func gqlString(s string) string {
+	b, _ := json.Marshal(s) // cannot fail for a string
+	return string(b)
+}
+
+func gqlStrings(ss []string) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = gqlString(s)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// gqlVector renders float32s with the fewest digits that read back as the
+// same float32.
+func gqlVector(v []float32) string {
+	b := make([]byte, 0, len(v)*11+2)
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+	}
+	return string(append(b, ']'))
+}
+
+// operand is one where-filter condition (or a conjunction of them).
+type operand string
+
+func cond(path, op, valueKind, value string) operand {
+	return operand(`{path:[` + gqlString(path) + `],operator:` + op + `,` + valueKind + `:` + value + `}`)
+}
+
+// where renders a conjunction of operands, or "" when there are none.
+func where(ops []operand) string {
+	switch len(ops) {
+	case 0:
+		return ""
+	case 1:
+		return string(ops[0])
+	}
+	parts := make([]string, len(ops))
+	for i, o := range ops {
+		parts[i] = string(o)
+	}
+	return `{operator:And,operands:[` + strings.Join(parts, ",") + `]}`
+}
+
+// filterOperands pushes every field of f down as where conditions. The scope
+// keeps its tenant key too: the tenant already selects those memories, and
+// the condition makes that exact whatever the tenant's name. A value the
+// exact-match tokenization would alter is refused (see exactValues).
+func filterOperands(f *memory.Filter) ([]operand, error) {
+	if err := exactValues(f.Scope, f.Type, f.Scene, f.Source, f.Tags); err != nil {
+		return nil, fmt.Errorf("%w: filter: %v", memory.ErrInvalid, err)
+	}
+	var ops []operand
+	if len(f.Scope) > 0 {
+		ops = append(ops, cond(pScope, "ContainsAll", "valueText", gqlStrings(scopeTerms(f.Scope))))
+	}
+	if f.Type != "" {
+		ops = append(ops, cond(pType, "Equal", "valueText", gqlString(f.Type)))
+	}
+	if f.Scene != "" {
+		ops = append(ops, cond(pScene, "Equal", "valueText", gqlString(f.Scene)))
+	}
+	if f.Source != "" {
+		ops = append(ops, cond(pSource, "Equal", "valueText", gqlString(f.Source)))
+	}
+	if tags := memory.NormalizeTags(f.Tags); len(tags) > 0 {
+		ops = append(ops, cond(pTags, "ContainsAll", "valueText", gqlStrings(tags)))
+	}
+	if f.Since != nil {
+		ops = append(ops, cond(pCreated, "GreaterThanEqual", "valueDate", gqlString(formatTime(*f.Since))))
+	}
+	if f.Until != nil {
+		ops = append(ops, cond(pCreated, "LessThan", "valueDate", gqlString(formatTime(*f.Until))))
+	}
+	return ops, nil
+}
+
+// idsOperand matches the objects of the given Engram ids.
+func idsOperand(ids []string) operand {
+	uuids := make([]string, len(ids))
+	for i, id := range ids {
+		uuids[i] = ObjectID(id)
+	}
+	return cond("id", "ContainsAny", "valueText", gqlStrings(uuids))
+}

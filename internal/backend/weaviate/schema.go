@@ -1,0 +1,318 @@
+package weaviate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// SchemaVersion is recorded in the class description; a class written by a
+// newer layout is refused.
+const SchemaVersion = 1
+
+// ErrIncompatible is returned by Open for a class that exists but was made
+// with other settings (tokenizer, tenant key, schema) or not by Engram.
+var ErrIncompatible = errors.New("weaviate class is incompatible")
+
+// classMeta is what the class description records, as JSON.
+type classMeta struct {
+	Engram    int    `json:"engram"` // SchemaVersion
+	Tokenizer string `json:"tokenizer"`
+	TenantKey string `json:"tenant_key,omitempty"`
+}
+
+type property struct {
+	Name            string   `json:"name"`
+	DataType        []string `json:"dataType"`
+	Tokenization    string   `json:"tokenization,omitempty"`
+	IndexFilterable *bool    `json:"indexFilterable,omitempty"`
+	IndexSearchable *bool    `json:"indexSearchable,omitempty"`
+	IndexRange      *bool    `json:"indexRangeFilters,omitempty"`
+}
+
+func flag(b bool) *bool { return &b }
+
+// properties is the class's property list for a tokenizer. Filterable text
+// uses "field" tokenization (the whole value, trimmed: TestFilterExactness
+// covers values with surrounding spaces, which the adapter re-checks).
+func properties(tokenizer string) []property {
+	searchRaw := tokenizer == TokenizerWord
+	raw := func(name string) property {
+		return property{Name: name, DataType: []string{"text"}, Tokenization: "word", IndexFilterable: flag(false), IndexSearchable: flag(searchRaw)}
+	}
+	keyword := func(name string, types ...string) property {
+		return property{Name: name, DataType: types, Tokenization: "field", IndexFilterable: flag(true), IndexSearchable: flag(false)}
+	}
+	stored := func(name, typ string) property {
+		p := property{Name: name, DataType: []string{typ}, IndexFilterable: flag(false)}
+		if typ == "text" {
+			p.Tokenization, p.IndexSearchable = "word", flag(false) // Weaviate's default; nothing is indexed
+		}
+		return p
+	}
+	ps := []property{
+		keyword(pID, "text"),
+		raw(pName), raw(pDescription), raw(pText),
+		keyword(pType, "text"), keyword(pScene, "text"), keyword(pSource, "text"),
+		keyword(pScope, "text[]"), keyword(pTags, "text[]"),
+		stored(pMetadata, "text"),
+		{Name: pFavorite, DataType: []string{"boolean"}, IndexFilterable: flag(true)},
+		{Name: pCreated, DataType: []string{"date"}, IndexFilterable: flag(true), IndexRange: flag(true)},
+		{Name: pUpdated, DataType: []string{"date"}, IndexFilterable: flag(true)},
+		stored(pUses, "number"), stored(pDemand, "number"), stored(pDemandAt, "date"),
+		keyword(pHash, "text"), keyword(pModel, "text"),
+		stored(pDim, "int"),
+	}
+	if tokenizer == TokenizerEngram {
+		ps = append(ps, property{Name: pTerms, DataType: []string{"text"}, Tokenization: "whitespace",
+			IndexFilterable: flag(false), IndexSearchable: flag(true)})
+	}
+	return ps
+}
+
+// searchProps are the properties BM25 ranks: with TokenizerWord name,
+// description and text, in Engram's field order.
+func searchProps(tokenizer string) []string {
+	if tokenizer == TokenizerEngram {
+		return []string{pTerms}
+	}
+	return []string{pName, pDescription, pText}
+}
+
+// vectorConfig is one named vector: Engram supplies the vectors.
+func vectorConfig(index string) map[string]any {
+	return map[string]any{
+		"vectorizer":        map[string]any{"none": map[string]any{}},
+		"vectorIndexType":   index,
+		"vectorIndexConfig": map[string]any{"distance": "cosine"},
+	}
+}
+
+// newClass is the class definition Open creates.
+func (s *Store) newClass() map[string]any {
+	c := s.cfg
+	meta, _ := json.Marshal(classMeta{Engram: SchemaVersion, Tokenizer: c.Tokenizer, TenantKey: c.TenantKey})
+	stop := "none" // Engram's tokenizer already dropped stopwords
+	if c.Tokenizer == TokenizerWord {
+		stop = "en"
+	}
+	class := map[string]any{
+		"class":       c.Class,
+		"description": string(meta),
+		"properties":  properties(c.Tokenizer),
+		"invertedIndexConfig": map[string]any{
+			"bm25":      map[string]any{"k1": c.K1, "b": c.B},
+			"stopwords": map[string]any{"preset": stop},
+		},
+		"replicationConfig": map[string]any{"factor": c.Replicas},
+		// No vector exists until a model's first write adds one (ensureVector);
+		// Weaviate needs the map to know the class uses named vectors.
+		"vectorConfig": map[string]any{},
+	}
+	if c.TenantKey != "" {
+		class["multiTenancyConfig"] = map[string]any{"enabled": true, "autoTenantCreation": true, "autoTenantActivation": true}
+	}
+	return class
+}
+
+// classInfo is the part of a class definition Open checks.
+type classInfo struct {
+	Class        string                     `json:"class"`
+	Description  string                     `json:"description"`
+	Properties   []property                 `json:"properties"`
+	VectorConfig map[string]json.RawMessage `json:"vectorConfig"`
+	MultiTenancy struct {
+		Enabled bool `json:"enabled"`
+	} `json:"multiTenancyConfig"`
+	Replication struct {
+		Factor int `json:"factor"`
+	} `json:"replicationConfig"`
+}
+
+// ensureClass creates the class if absent, else checks that it is one this
+// configuration can use, and learns its named vectors.
+func (s *Store) ensureClass(ctx context.Context) error {
+	info, err := s.getClass(ctx)
+	if errors.Is(err, errNoClass) {
+		cerr := s.c.do(ctx, http.MethodPost, "/v1/schema", nil, s.newClass(), nil)
+		var se *StatusError
+		if cerr != nil && !(errors.As(cerr, &se) && se.Code == http.StatusUnprocessableEntity && strings.Contains(se.Message, "already exists")) {
+			return fmt.Errorf("create class %s: %w", s.cfg.Class, cerr)
+		}
+		info, err = s.getClass(ctx) // created, by us or a racing process
+	}
+	if err != nil {
+		return err
+	}
+	return s.check(info)
+}
+
+var errNoClass = errors.New("no such class")
+
+func (s *Store) getClass(ctx context.Context) (*classInfo, error) {
+	var info classInfo
+	err := s.c.do(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, nil, &info)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return nil, errNoClass
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read class %s: %w", s.cfg.Class, err)
+	}
+	if info.Class == "" { // Weaviate answers 200 with an empty body for a missing class
+		return nil, errNoClass
+	}
+	return &info, nil
+}
+
+// check refuses a class this configuration would misuse, and records its
+// vectors.
+func (s *Store) check(info *classInfo) error {
+	c := s.cfg
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: class %s: %s", ErrIncompatible, c.Class, fmt.Sprintf(format, a...))
+	}
+	var meta classMeta
+	if err := json.Unmarshal([]byte(info.Description), &meta); err != nil || meta.Engram == 0 {
+		return bad("not made by Engram (its description is not Engram's)")
+	}
+	if meta.Engram > SchemaVersion {
+		return bad("schema %d is newer than this Engram's %d", meta.Engram, SchemaVersion)
+	}
+	if meta.Tokenizer != c.Tokenizer {
+		return bad("made with tokenizer %q, asked for %q", meta.Tokenizer, c.Tokenizer)
+	}
+	if meta.TenantKey != c.TenantKey || info.MultiTenancy.Enabled != (c.TenantKey != "") {
+		return bad("made with tenant key %q, asked for %q", meta.TenantKey, c.TenantKey)
+	}
+	have := map[string]property{}
+	for _, p := range info.Properties {
+		have[p.Name] = p
+	}
+	for _, want := range properties(c.Tokenizer) {
+		got, ok := have[want.Name]
+		if !ok {
+			return bad("property %s is missing", want.Name)
+		}
+		if strings.Join(got.DataType, ",") != strings.Join(want.DataType, ",") || got.Tokenization != want.Tokenization {
+			return bad("property %s is %v/%q, want %v/%q", want.Name, got.DataType, got.Tokenization, want.DataType, want.Tokenization)
+		}
+	}
+	s.mu.Lock()
+	for name := range info.VectorConfig {
+		s.vectors[name] = true
+	}
+	s.replicated = info.Replication.Factor > 1
+	s.mu.Unlock()
+	return nil
+}
+
+// knownVectors lists the class's named vectors.
+func (s *Store) knownVectors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.vectors))
+	for n := range s.vectors {
+		out = append(out, n)
+	}
+	return out
+}
+
+func (s *Store) hasVector(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.vectors[name]
+}
+
+// maxSchemaAttempts bounds the re-reads of a class update that lost a race.
+const maxSchemaAttempts = 20
+
+// lostVectorText is how Weaviate 1.38 refuses a class update that would drop
+// a named vector another writer added (TestConcurrentUse provokes it).
+const lostVectorText = "missing config for vector"
+
+// readOnlyText is how it refuses a class update while another is applied.
+const readOnlyText = "store is read-only"
+
+// EnsureVector adds the named vector of a model's vectors with dim
+// dimensions unless the class has it. Put does this itself on a model's first
+// write, but a class update while other processes write makes Weaviate lose
+// their objects' index entries (Put repairs its own, see sendChecked): call
+// it when opening with a known embedder, before any writes.
+func (s *Store) EnsureVector(ctx context.Context, model string, dim int) error {
+	if model == "" || dim <= 0 {
+		return fmt.Errorf("%w: a vector needs a model and a positive dimension", memory.ErrInvalid)
+	}
+	return s.ensureVector(ctx, VectorName(model, dim))
+}
+
+// ensureVector adds the named vector for a model the first time one of its
+// vectors is written. The class update is a read-modify-write of the schema;
+// Weaviate serialises schema changes, and a writer that lost a race sees the
+// vector on its re-read.
+func (s *Store) ensureVector(ctx context.Context, name string) error {
+	if s.hasVector(name) {
+		return nil
+	}
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		var class map[string]any
+		if err := s.c.do(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, nil, &class); err != nil {
+			return fmt.Errorf("add vector %s: %w", name, err)
+		}
+		vc, _ := class["vectorConfig"].(map[string]any)
+		if vc == nil {
+			vc = map[string]any{}
+		}
+		if _, ok := vc[name]; ok {
+			break
+		}
+		vc[name] = vectorConfig(s.cfg.VectorIndex)
+		class["vectorConfig"] = vc
+		s.writeMu.Lock()
+		err := s.c.do(ctx, http.MethodPut, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, class, nil)
+		s.writeMu.Unlock()
+		if err == nil {
+			break
+		}
+		// Another process changed the class between our read and write (its
+		// new vector is "missing" from ours), or is changing it (the shard is
+		// read-only meanwhile): read it again and retry.
+		var se *StatusError
+		if !errors.As(err, &se) || se.Code != http.StatusUnprocessableEntity || attempt >= maxSchemaAttempts ||
+			!(strings.Contains(se.Message, lostVectorText) || strings.Contains(se.Message, readOnlyText)) {
+			return fmt.Errorf("add vector %s: %w", name, err)
+		}
+		if !sleep(ctx, backoff(min(attempt+1, 4))) {
+			return fmt.Errorf("add vector %s: %w", name, ctx.Err())
+		}
+	}
+	s.mu.Lock()
+	s.vectors[name] = true
+	s.mu.Unlock()
+	return nil
+}
+
+// Drop deletes the class and every memory in it. For tests and for
+// replacing a store; there is no undo.
+func (s *Store) Drop(ctx context.Context) error {
+	err := s.c.do(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, nil, nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("drop class %s: %w", s.cfg.Class, err)
+	}
+	s.mu.Lock()
+	s.vectors = map[string]bool{}
+	s.mu.Unlock()
+	return nil
+}

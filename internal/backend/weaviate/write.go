@@ -1,0 +1,414 @@
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// BatchError is a Put some of whose memories were not stored. Weaviate's
+// batch is not a transaction: each object is written whole or not at all,
+// independently of the others. So after a BatchError every memory of the
+// batch is either as it was or as given, never half of each, and calling Put
+// again with the same memories is safe: ids map to fixed object UUIDs and a
+// write replaces the whole object.
+type BatchError struct {
+	// Failed maps the id of each memory not stored to Weaviate's reason.
+	Failed map[string]string
+	// Stored counts the memories that were.
+	Stored int
+}
+
+func (e *BatchError) Error() string {
+	if len(e.Failed) == 0 {
+		return fmt.Sprintf("weaviate batch: %d memories stored, none refused", e.Stored)
+	}
+	ids := make([]string, 0, len(e.Failed))
+	for id := range e.Failed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	first := ids[0]
+	more := ""
+	if len(ids) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(ids)-1)
+	}
+	return fmt.Sprintf("weaviate batch: %d of %d memories not stored, e.g. %q: %s%s; the write is safe to retry",
+		len(ids), len(ids)+e.Stored, first, e.Failed[first], more)
+}
+
+// Put stores memories, replacing any with the same id in the same tenant.
+// Each memory must be normalised with its id, times and content hash set, as
+// the SQLite store requires. Every memory is checked before anything is sent;
+// the batch then goes out in requests of BatchSize objects; objects the
+// server refused are resent (Retries times), and every object it accepted is
+// checked to be found by its index (see sendChecked).
+//
+// On failure the error is a *BatchError (some objects refused) or wraps
+// ErrUnavailable (server down or too slow; some requests may have been
+// applied). Either way Put may be called again with the same memories.
+func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
+	objs := make([]*object, len(mems))
+	seen := make(map[string]int, len(mems))
+	vecs := map[string]bool{}
+	for i, m := range mems {
+		if m == nil {
+			return fmt.Errorf("%w: memory %d is nil", memory.ErrInvalid, i+1)
+		}
+		tenant := s.tenantOf(m.Scope)
+		key := tenant + "\x00" + m.ID
+		if j, dup := seen[key]; dup {
+			return fmt.Errorf("%w: memory %d repeats the id %q of memory %d", memory.ErrInvalid, i+1, m.ID, j+1)
+		}
+		seen[key] = i
+		o, err := encode(s.cfg.Class, tenant, m, s.termsFunc())
+		if err != nil {
+			return err
+		}
+		objs[i] = o
+		for name := range o.Vectors {
+			vecs[name] = true
+		}
+	}
+	for name := range vecs {
+		if err := s.ensureVector(ctx, name); err != nil {
+			return err
+		}
+	}
+	s.writeMu.RLock() // no class update of ours while objects are in flight
+	defer s.writeMu.RUnlock()
+	failed := map[string]string{}
+	stored := 0
+	for start := 0; start < len(objs); start += s.cfg.BatchSize {
+		chunk := objs[start:min(start+s.cfg.BatchSize, len(objs))]
+		bad, err := s.sendChecked(ctx, chunk)
+		if err != nil {
+			return fmt.Errorf("store memories %d..%d of %d: %w", start+1, start+len(chunk), len(objs), err)
+		}
+		stored += len(chunk) - len(bad)
+		for id, why := range bad {
+			failed[id] = why
+		}
+	}
+	if len(failed) > 0 {
+		return &BatchError{Failed: failed, Stored: stored}
+	}
+	return nil
+}
+
+// unindexedReason is the BatchError reason for an object Weaviate stored but
+// whose index entries it lost.
+const unindexedReason = "stored, but Weaviate's index does not find it (its entries were lost to a concurrent class update)"
+
+// sendChecked sends a batch, then checks that a filter on the ids finds
+// every object the server accepted. Weaviate 1.38.11 can store an object yet
+// lose its inverted-index entries when the class is updated (a named vector
+// added) while the write is in flight (TestIndexLossIsRepaired); rewriting
+// the same object does not re-index it, so each such object is deleted by
+// its UUID and sent again, up to Retries times.
+func (s *Store) sendChecked(ctx context.Context, objs []*object) (map[string]string, error) {
+	refused, err := s.sendBatch(ctx, objs)
+	if err != nil {
+		return nil, err
+	}
+	pending := objs
+	for round := 0; ; round++ {
+		var accepted []*object
+		for _, o := range pending {
+			if _, bad := refused[o.Properties[pID].(string)]; !bad {
+				accepted = append(accepted, o)
+			}
+		}
+		lost, err := s.unindexed(ctx, accepted)
+		if err != nil {
+			return nil, err
+		}
+		if len(lost) == 0 {
+			return refused, nil
+		}
+		if round >= s.cfg.Retries {
+			for _, o := range lost {
+				refused[o.Properties[pID].(string)] = unindexedReason
+			}
+			return refused, nil
+		}
+		for _, o := range lost {
+			if err := s.deleteObject(ctx, o.Tenant, o.ID); err != nil {
+				return nil, err
+			}
+		}
+		s.repairs.Add(int64(len(lost)))
+		again, err := s.sendBatch(ctx, lost)
+		if err != nil {
+			return nil, err
+		}
+		for id, why := range again {
+			refused[id] = why
+		}
+		pending = lost
+	}
+}
+
+// unindexed returns the objects of objs that a filter on their UUIDs does
+// not find.
+func (s *Store) unindexed(ctx context.Context, objs []*object) ([]*object, error) {
+	byTenant := map[string][]*object{}
+	for _, o := range objs {
+		byTenant[o.Tenant] = append(byTenant[o.Tenant], o)
+	}
+	var lost []*object
+	for tenant, os := range byTenant {
+		uuids := make([]string, len(os))
+		for i, o := range os {
+			uuids[i] = o.ID
+		}
+		found, err := s.get(ctx, tenant, "where:"+string(cond("id", "ContainsAny", "valueText", gqlStrings(uuids)))+
+			",limit:"+strconv.Itoa(len(os)), "_additional{id}")
+		if err != nil {
+			return nil, fmt.Errorf("check the batch: %w", err)
+		}
+		have := make(map[string]bool, len(found))
+		for _, f := range found {
+			have[f.Additional.ID] = true
+		}
+		for _, o := range os {
+			if !have[o.ID] {
+				lost = append(lost, o)
+			}
+		}
+	}
+	return lost, nil
+}
+
+// deleteObject deletes one object by its UUID, which works whatever its
+// index entries; a missing one is no error.
+func (s *Store) deleteObject(ctx context.Context, tenant, uuid string) error {
+	q := url.Values{"consistency_level": {s.cfg.Consistency}}
+	if tenant != "" {
+		q.Set("tenant", tenant)
+	}
+	err := s.c.do(ctx, http.MethodDelete, "/v1/objects/"+s.cfg.Class+"/"+uuid, q, nil, nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return nil
+	}
+	return err
+}
+
+// batchResult is one object of a batch answer.
+type batchResult struct {
+	ID         string         `json:"id"`
+	Properties map[string]any `json:"properties"`
+	Result     struct {
+		Status string `json:"status"`
+		Errors struct {
+			Error []graphQLError `json:"error"`
+		} `json:"errors"`
+	} `json:"result"`
+}
+
+// sendBatch posts objs and resends those refused, up to Retries rounds (a
+// refusal can be temporary, such as a tenant still being activated; the
+// memories were all checked before, so a lasting one is rare). It returns
+// the Engram ids still refused, with the reason.
+func (s *Store) sendBatch(ctx context.Context, objs []*object) (map[string]string, error) {
+	q := url.Values{"consistency_level": {s.cfg.Consistency}}
+	pending := objs
+	var refused map[string]string
+	for round := 0; ; round++ {
+		var res []batchResult
+		if err := s.c.do(ctx, http.MethodPost, "/v1/batch/objects", q, map[string]any{"objects": pending}, &res); err != nil {
+			return nil, err
+		}
+		byUUID := make(map[string]*object, len(pending))
+		for _, o := range pending {
+			byUUID[o.ID] = o
+		}
+		refused = map[string]string{}
+		var again []*object
+		answered := 0
+		for _, r := range res {
+			o, ok := byUUID[r.ID]
+			if !ok {
+				continue
+			}
+			answered++
+			if len(r.Result.Errors.Error) == 0 {
+				continue
+			}
+			msgs := make([]string, len(r.Result.Errors.Error))
+			for i, e := range r.Result.Errors.Error {
+				msgs[i] = e.Message
+			}
+			refused[o.Properties[pID].(string)] = s.c.clean(strings.Join(msgs, "; "))
+			again = append(again, o)
+		}
+		if answered != len(pending) {
+			return nil, fmt.Errorf("weaviate batch: answered %d of %d objects", answered, len(pending))
+		}
+		if len(again) == 0 || round >= s.cfg.Retries {
+			return refused, nil
+		}
+		if !sleep(ctx, backoff(round+1)) {
+			return nil, ctx.Err()
+		}
+		pending = again
+	}
+}
+
+// Delete removes the memories with these ids that lie inside scope, and
+// returns how many there were. An id outside the scope, or in no tenant,
+// counts as absent. A scope without the tenant key deletes in every tenant.
+func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if err := exactValues(scope, "", "", "", nil); err != nil {
+		return 0, fmt.Errorf("%w: delete: %v", memory.ErrInvalid, err)
+	}
+	tenants, err := s.tenantsFor(ctx, scope)
+	if err != nil {
+		return 0, err
+	}
+	counts := make([]int, len(tenants))
+	err = eachTenant(ctx, tenants, func(ctx context.Context, i int, tenant string) error {
+		for start := 0; start < len(ids); start += maxIDsPerRequest {
+			n, err := s.deleteIn(ctx, tenant, scope, ids[start:min(start+maxIDsPerRequest, len(ids))])
+			if err != nil {
+				return err
+			}
+			counts[i] += n
+		}
+		return nil
+	})
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if err != nil {
+		return total, fmt.Errorf("delete: %w", err)
+	}
+	return total, nil
+}
+
+// maxIDsPerRequest bounds the ids one filter names (Weaviate's default
+// QUERY_MAXIMUM_RESULTS is 10000; batch deletes stop there).
+const maxIDsPerRequest = 1000
+
+// deleteIn deletes, in one tenant, the objects of ids whose scope holds scope.
+func (s *Store) deleteIn(ctx context.Context, tenant string, scope map[string]string, ids []string) (int, error) {
+	uuids := make([]string, len(ids))
+	for i, id := range ids {
+		uuids[i] = ObjectID(id)
+	}
+	ops := []map[string]any{{"path": []string{"id"}, "operator": "ContainsAny", "valueTextArray": uuids}}
+	if len(scope) > 0 {
+		ops = append(ops, map[string]any{"path": []string{pScope}, "operator": "ContainsAll", "valueTextArray": scopeTerms(scope)})
+	}
+	var w map[string]any
+	if len(ops) == 1 {
+		w = ops[0]
+	} else {
+		w = map[string]any{"operator": "And", "operands": ops}
+	}
+	q := url.Values{"consistency_level": {s.cfg.Consistency}}
+	if tenant != "" {
+		q.Set("tenant", tenant)
+	}
+	var res struct {
+		Results struct {
+			Matches    int `json:"matches"`
+			Successful int `json:"successful"`
+			Failed     int `json:"failed"`
+			Objects    []struct {
+				ID     string `json:"id"`
+				Errors *struct {
+					Error []graphQLError `json:"error"`
+				} `json:"errors"`
+			} `json:"objects"`
+		} `json:"results"`
+	}
+	body := map[string]any{"match": map[string]any{"class": s.cfg.Class, "where": w}, "output": "verbose"}
+	err := s.c.do(ctx, http.MethodDelete, "/v1/batch/objects", q, body, &res)
+	var se *StatusError
+	if errors.As(err, &se) && strings.Contains(se.Message, tenantNotFoundText) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if res.Results.Failed > 0 {
+		for _, o := range res.Results.Objects {
+			if o.Errors != nil && len(o.Errors.Error) > 0 {
+				return res.Results.Successful, fmt.Errorf("weaviate: %d of %d deletes failed, e.g. object %s: %s",
+					res.Results.Failed, res.Results.Matches, o.ID, s.c.clean(o.Errors.Error[0].Message))
+			}
+		}
+		return res.Results.Successful, fmt.Errorf("weaviate: %d of %d deletes failed", res.Results.Failed, res.Results.Matches)
+	}
+	return res.Results.Successful, nil
+}
+
+// RecordUse adds one use to each memory with these ids inside scope, at time
+// now: uses+1 and demand, decayed to now, +1 (as the SQLite store does). It
+// patches only those three fields. Weaviate has no transactions, so two
+// processes recording a use of the same memory at the same moment may count
+// it once: demand is a soft signal, and an id deleted meanwhile is skipped.
+func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	f := &memory.Filter{Scope: scope}
+	scopeOps, err := filterOperands(f)
+	if err != nil {
+		return err
+	}
+	tenants, err := s.tenantsFor(ctx, scope)
+	if err != nil {
+		return err
+	}
+	at := formatTime(now)
+	err = eachTenant(ctx, tenants, func(ctx context.Context, _ int, tenant string) error {
+		for start := 0; start < len(ids); start += maxIDsPerRequest {
+			chunk := ids[start:min(start+maxIDsPerRequest, len(ids))]
+			ops := append([]operand{idsOperand(chunk)}, scopeOps...)
+			objs, err := s.get(ctx, tenant, "where:"+where(ops)+",limit:"+strconv.Itoa(len(chunk)),
+				pID+" "+pScope+" "+pUses+" "+pDemand+" "+pDemandAt+" _additional{id}")
+			if err != nil {
+				return err
+			}
+			for _, o := range objs {
+				demand := o.Demand
+				if o.DemandAt != "" {
+					if t, err := parseTime(o.DemandAt); err == nil {
+						demand = memory.Decay(demand, now.Sub(t))
+					}
+				}
+				body := map[string]any{"class": s.cfg.Class, "properties": map[string]any{
+					pUses: int64(o.Uses) + 1, pDemand: demand + 1, pDemandAt: at}}
+				if tenant != "" {
+					body["tenant"] = tenant
+				}
+				q := url.Values{"consistency_level": {s.cfg.Consistency}}
+				err := s.c.do(ctx, http.MethodPatch, "/v1/objects/"+s.cfg.Class+"/"+o.Additional.ID, q, body, nil)
+				var se *StatusError
+				if errors.As(err, &se) && se.Code == http.StatusNotFound {
+					continue // deleted meanwhile
+				}
+				if err != nil {
+					return fmt.Errorf("record a use of %s: %w", o.ID, err)
+				}
+			}
+		}
+		return nil
+	})
+	return err
+}
