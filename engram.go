@@ -281,3 +281,13 @@ func (e *engine) sync(ctx context.Context) error {
 	}
 	return e.loadSettings(ctx)
 }
+
+// Warm loads the backend's index now, if it builds one on first need (the
+// SQLite backend does): a server calls it at start, so that its first search
+// is as fast as the next. Other operations never need it.
+func (db *DB) Warm(ctx context.Context) error {
+	if w, ok := db.e.be.(backend.Warmer); ok {
+		return w.Warm(ctx)
+	}
+	return nil
+}

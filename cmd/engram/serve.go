@@ -76,6 +76,9 @@ func (e *env) serve(ctx context.Context, f serveFlags) error {
 	}
 	defer ln.Close()
 	return e.withDB(ctx, func(db *engram.DB) error {
+		if err := db.Warm(ctx); err != nil { // the index now, not on the first request
+			return err
+		}
 		log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		api, err := httpapi.New(db, httpapi.Config{Keys: keys, AnyHost: f.insecure, RequestTimeout: f.requestTimeout,
 			MaxBodyBytes: f.maxBody, MaxImportBytes: f.maxImport, Logger: log})

@@ -592,3 +592,51 @@ func (s *Store) EmbeddingCounts(ctx context.Context) ([]ModelCount, error) {
 	}
 	return out, rows.Err()
 }
+
+// Tally counts the memories in scope (all of them for an empty scope):
+// favorites, types and stored vectors per model. It reads four short columns,
+// never a text or a vector.
+type Tally struct {
+	Memories, Favorites int
+	Types               map[string]int
+	Embedded            map[string]int // memories with a vector, by model
+}
+
+// Tally counts the memories in scope without decoding them.
+func (s *Store) Tally(ctx context.Context, scope map[string]string) (Tally, error) {
+	t := Tally{Types: map[string]int{}, Embedded: map[string]int{}}
+	q := `SELECT type, favorite, coalesce(embed_model, ''), embed_dim > 0, '{}', count(*) FROM memories GROUP BY 1, 2, 3, 4`
+	if len(scope) > 0 {
+		q = `SELECT type, favorite, coalesce(embed_model, ''), embed_dim > 0, scope, 1 FROM memories`
+	}
+	rows, err := s.db.QueryContext(ctx, q)
+	if err != nil {
+		return t, fmt.Errorf("count memories: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			typ, model, raw string
+			fav, n          int
+			vec             sql.NullBool
+		)
+		if err := rows.Scan(&typ, &fav, &model, &vec, &raw, &n); err != nil {
+			return t, fmt.Errorf("count memories: %w", err)
+		}
+		if in, err := scopeHolds(raw, scope); err != nil || !in {
+			if err != nil {
+				return t, fmt.Errorf("count memories: %w", err)
+			}
+			continue
+		}
+		t.Memories += n
+		t.Types[typ] += n
+		if fav != 0 {
+			t.Favorites += n
+		}
+		if model != "" && vec.Bool {
+			t.Embedded[model] += n
+		}
+	}
+	return t, rows.Err()
+}
