@@ -86,6 +86,9 @@ type Result struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	Score       float64           `json:"score"`
 	Explain     *Explain          `json:"explain"`
+	// Excerpt is the passage a delivery (inject, brief) showed when the whole
+	// text did not fit its budget; Text is always whole.
+	Excerpt string `json:"excerpt,omitempty"`
 }
 
 // ResultOf is m as a result, without search evidence (Score and Explain).

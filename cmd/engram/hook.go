@@ -35,11 +35,23 @@ type hookFlags struct {
 	timeout  time.Duration
 }
 
-// Headers introduce what a hook adds, so the model knows where it came from.
+// Headers introduce what a hook adds, so the model knows where it came from;
+// excerptNote follows a delivery that shows part of a long memory.
 const (
 	briefHeader  = "Memories from earlier sessions (Engram briefing):\n"
 	injectHeader = "Memories that may be relevant to this prompt (Engram):\n"
+	excerptNote  = "(A line ending in [excerpt of ID] shows part of a longer memory: fetch the whole by its id, with memory_get or engram get ID.)\n"
 )
+
+// withNote adds excerptNote to a delivery's text when it cut a memory.
+func withNote(text string, results []engram.Result) string {
+	for _, r := range results {
+		if r.Excerpt != "" {
+			return text + excerptNote
+		}
+	}
+	return text
+}
 
 // Claude Code hook events.
 const (
@@ -270,7 +282,11 @@ func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in []b
 	if b.Text == "" {
 		return nil
 	}
-	return writeClaude(e.stdout, eventSessionStart, briefHeader+b.Text)
+	results := make([]engram.Result, len(b.Items))
+	for i, it := range b.Items {
+		results[i] = it.Result
+	}
+	return writeClaude(e.stdout, eventSessionStart, briefHeader+withNote(b.Text, results))
 }
 
 func runUserPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
@@ -305,10 +321,10 @@ func inject(ctx context.Context, db store, f *hookFlags, prompt, cwd string) (st
 	}
 	minRel := f.minRel
 	inj, err := db.Inject(ctx, prompt, engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit, MinRelevance: &minRel})
-	if err != nil {
+	if err != nil || inj.Text == "" {
 		return "", err
 	}
-	return inj.Text, nil
+	return withNote(inj.Text, inj.Results), nil
 }
 
 // hookFail reports a hook's error on stderr, one line, and nothing else.

@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
 )
@@ -71,7 +73,11 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 				}
 				e.printHints(degradedHints(resp.Degraded))
 				if f.context {
-					return format.Context(e.stdout, resp.Results, f.budget)
+					// Long memories as excerpts: the passage that best matches the query.
+					q := excerpt.NewQuery(tokenize.New(tokenize.DefaultOptions()), base.Query)
+					_, text := format.FitContext(resp.Results, format.ContextOptions{Budget: f.budget, Passage: q.Passage})
+					_, err := io.WriteString(e.stdout, text)
+					return err
 				}
 				return format.Explained(e.stdout, resp)
 			})
