@@ -19,11 +19,10 @@ const (
 	DefaultBriefBudget  = 2000 // characters
 	DefaultInjectBudget = 1500 // characters
 	DefaultInjectLimit  = 5
-	// DefaultInjectRelevance is the bar a memory's relevance (explain.relevance,
-	// in [0,1]) must clear to be injected into a prompt's context. Measured with
-	// tools/relevance (built-in model): it leaves 85% of questions about absent
-	// topics with nothing, for 0.12 of LoCoMo R@5 and 0.014 of SciFact nDCG@10.
-	DefaultInjectRelevance = 0.1
+	// DefaultInjectRelevance is the built-in model's relevance bar, kept for
+	// callers that named it: the bar is the embedding model's
+	// (ModelDefault.Relevance, KeywordRelevance for a keyword-only search).
+	DefaultInjectRelevance = 0.165
 )
 
 // briefPool is how many memories of each kind (favorite, used, recent) a
@@ -177,7 +176,8 @@ type InjectOptions struct {
 	Filter
 	Budget int // characters; 0 means DefaultInjectBudget
 	Limit  int // 0 means DefaultInjectLimit
-	// MinRelevance is the bar; nil means DefaultInjectRelevance.
+	// MinRelevance is the bar; nil means the embedding model's
+	// (Response.RelevanceBar).
 	MinRelevance *float64
 	NoRecord     bool
 }
@@ -189,6 +189,9 @@ type Injection struct {
 	Text     string     `json:"text"`
 	Strategy string     `json:"strategy"`
 	Degraded []Degraded `json:"degraded"`
+	// MinRelevance is the bar the results cleared: the embedding model's
+	// unless the caller gave one.
+	MinRelevance float64 `json:"min_relevance"`
 }
 
 // Inject recalls memories for a user prompt and keeps only those whose
@@ -200,10 +203,6 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	if err := v.narrow(&opt.Filter); err != nil {
 		return nil, err
 	}
-	bar := DefaultInjectRelevance
-	if opt.MinRelevance != nil {
-		bar = *opt.MinRelevance
-	}
 	if opt.Budget < 0 {
 		return nil, fmt.Errorf("%w: budget must not be negative", ErrInvalid)
 	}
@@ -213,15 +212,21 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	if opt.Limit == 0 {
 		opt.Limit = DefaultInjectLimit
 	}
-	resp, err := v.search(ctx, Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, MinRelevance: bar, NoRecord: true})
+	q := Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, ModelBar: true, NoRecord: true}
+	if opt.MinRelevance != nil {
+		q.MinRelevance, q.ModelBar = *opt.MinRelevance, false
+	}
+	resp, err := v.search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	inj := &Injection{Strategy: resp.Strategy, Degraded: resp.Degraded}
-	q := excerpt.NewQuery(excerptTokenizer(), prompt)
-	inj.Results, inj.Text = format.FitContext(resp.Results, format.ContextOptions{Budget: opt.Budget, Passage: q.Passage})
+	inj := &Injection{Strategy: resp.Strategy, Degraded: resp.Degraded, MinRelevance: resp.MinRelevance}
+	eq := excerpt.NewQuery(excerptTokenizer(), prompt)
+	inj.Results, inj.Text = format.FitContext(resp.Results, format.ContextOptions{Budget: opt.Budget, Passage: eq.Passage})
 	if !opt.NoRecord {
-		if err := v.recordUse(ctx, inj.Results); err != nil {
+		// What was delivered, and relevant: under an explicit bar below the
+		// model's, only those that clear the model's too.
+		if err := v.recordUse(ctx, relevant(&Response{Results: inj.Results, RelevanceBar: resp.RelevanceBar})); err != nil {
 			// As in Search: the recall is good; failing to count a use must not lose it.
 			inj.Degraded = append(inj.Degraded, Degraded{Stage: "demand", Reason: "recording the use failed: " + err.Error()})
 		}

@@ -80,6 +80,9 @@ type Options struct {
 	// VectorWeight overrides the vector leg's fusion weight (else the store's
 	// calibrated weight, else the model's default).
 	VectorWeight *float64
+	// VectorFloor and RelevanceBar override the model's floor of the relevance
+	// signal and its bar (ModelDefault), for measuring a new model.
+	VectorFloor, RelevanceBar *float64
 	// Optional stages.
 	Reranker     rerank.Reranker
 	RerankDepth  int

@@ -32,6 +32,7 @@ type hookFlags struct {
 	budget   int
 	limit    int
 	minRel   float64
+	minRelOn bool // --min-relevance given: else the model's bar
 	timeout  time.Duration
 }
 
@@ -125,6 +126,7 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 				hookFail(e, err)
 				return nil
 			}
+			f.minRelOn = cmd.Flags().Changed("min-relevance")
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
 			in, err := readInput(ctx, e.stdin)
@@ -142,7 +144,7 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 	fl.StringVar(&f.cwdScope, "cwd-scope", "", "also scope KEY=<base name of the working directory>")
 	fl.IntVar(&f.budget, "budget", budget, "character budget of the added context")
 	fl.IntVar(&f.limit, "limit", 0, "memories at most (0: the default)")
-	fl.Float64Var(&f.minRel, "min-relevance", engram.DefaultInjectRelevance, "relevance bar (0–1) for prompt injection")
+	fl.Float64Var(&f.minRel, "min-relevance", 0, "relevance bar (0–1) for prompt injection (default: the embedding model's)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up (printing nothing) after this long")
 	return c
 }
@@ -319,8 +321,12 @@ func inject(ctx context.Context, db store, f *hookFlags, prompt, cwd string) (st
 	if err != nil {
 		return "", err
 	}
-	minRel := f.minRel
-	inj, err := db.Inject(ctx, prompt, engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit, MinRelevance: &minRel})
+	opt := engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit}
+	if f.minRelOn {
+		minRel := f.minRel
+		opt.MinRelevance = &minRel
+	}
+	inj, err := db.Inject(ctx, prompt, opt)
 	if err != nil || inj.Text == "" {
 		return "", err
 	}

@@ -190,6 +190,7 @@ func Explained(w io.Writer, resp *memory.Response) error {
 	if len(resp.Results) == 0 {
 		b.WriteString("no results\n")
 	}
+	relevant := 0
 	for i, r := range resp.Results {
 		fmt.Fprintf(&b, "%2d. %s  score %.5f  %s\n", i+1, r.ID, r.Score, explainLine(r.Explain))
 		title := ""
@@ -197,6 +198,12 @@ func Explained(w io.Writer, resp *memory.Response) error {
 			title = r.Name + ": "
 		}
 		fmt.Fprintf(&b, "    [%s] %s\n", r.Type, Truncate(title+OneLine(r.Text), 160))
+		if r.Explain != nil && r.Explain.Relevance >= resp.RelevanceBar {
+			relevant++
+		}
+	}
+	if resp.RelevanceBar > 0 && len(resp.Results) > 0 && relevant == 0 {
+		fmt.Fprintf(&b, "none of these clears the relevance bar %.2f: the store may hold nothing about this query\n", resp.RelevanceBar)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -305,14 +305,30 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	return out
 }
 
+// Bar is the model's relevance bar for a strategy: the keyword bar when only
+// the BM25 leg ran, else the model's.
+func (c Config) Bar(strategy string) float64 {
+	if strategy == memory.StrategyBM25 {
+		return c.KeywordBar
+	}
+	return c.RelevanceBar
+}
+
 // finish applies the relevance bar and the limit and builds the results.
 func (r *run) finish(cands []*candidate) {
 	t0 := time.Now()
+	r.resp.RelevanceBar = r.s.Bar(r.resp.Strategy)
+	bar := r.q.MinRelevance
+	if bar == 0 && r.q.ModelBar {
+		bar = r.resp.RelevanceBar
+	}
+	r.resp.MinRelevance = bar
 	for _, c := range cands {
 		if len(r.resp.Results) == r.q.Limit {
 			break
 		}
-		if c.explain.Relevance < r.q.MinRelevance {
+		if c.explain.Relevance < bar {
+			r.resp.BelowBar++
 			continue
 		}
 		ex := c.explain

@@ -20,7 +20,7 @@ type SearchInput struct {
 	Tags         []string          `json:"tags,omitempty" jsonschema:"only memories carrying all these tags"`
 	Since        string            `json:"since,omitempty" jsonschema:"only memories created at or after this time: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h"`
 	Until        string            `json:"until,omitempty" jsonschema:"only memories created before this time (same forms as since)"`
-	MinRelevance float64           `json:"min_relevance,omitempty" jsonschema:"drop results whose relevance (0 to 1) is below this; 0 keeps all"`
+	MinRelevance *float64          `json:"min_relevance,omitempty" jsonschema:"drop results whose relevance (0 to 1) is below this; default the embedding model's relevance bar, so that nothing comes back when nothing is relevant; 0 keeps every match, however weak"`
 	Budget       int               `json:"budget,omitempty" jsonschema:"character budget of the text answer (default 6000); the structured result always has every memory whole"`
 }
 

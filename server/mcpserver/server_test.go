@@ -54,7 +54,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	ok(t, cs, "memory_add", map[string]any{"text": "The user prefers dark themes in every editor.", "type": "preference"}, nil)
 
 	// Exact identifier and natural language both find it.
-	for _, q := range []string{"OPS-4512", "how do we ship releases to production?"} {
+	for _, q := range []string{"OPS-4512", "how do deploys to production work?"} {
 		var resp engram.Response
 		txt := ok(t, cs, "memory_search", map[string]any{"query": q, "limit": 5}, &resp)
 		if len(resp.Results) == 0 || resp.Results[0].ID != added.ID {
@@ -63,6 +63,17 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 		if !strings.Contains(txt, added.ID) || !strings.Contains(txt, "relevance") {
 			t.Errorf("search %q text lacks id or relevance:\n%s", q, txt)
 		}
+	}
+
+	// The model's relevance bar by default: nothing for a topic the store
+	// lacks, said plainly; min_relevance 0 lists every match, however weak.
+	var none engram.Response
+	if txt := ok(t, cs, "memory_search", map[string]any{"query": "how do I configure kubernetes ingress"}, &none); len(none.Results) != 0 ||
+		!strings.Contains(txt, "Nothing relevant") || !strings.Contains(txt, "relevance bar") {
+		t.Errorf("absent topic: %d results, text %q", len(none.Results), txt)
+	}
+	if ok(t, cs, "memory_search", map[string]any{"query": "how do I configure kubernetes ingress", "min_relevance": 0}, &none); len(none.Results) == 0 {
+		t.Errorf("min_relevance 0 lists nothing")
 	}
 
 	var got MemoryOut

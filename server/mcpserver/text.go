@@ -77,6 +77,10 @@ func moreNote(k int, short bool) string {
 // (format.Deliver's rule).
 func searchText(resp *engram.Response, budget int) string {
 	if len(resp.Results) == 0 {
+		if resp.BelowBar > 0 {
+			return fmt.Sprintf("Nothing relevant to %q: no memory cleared the relevance bar %.2f (%d weaker %s left out; min_relevance 0 lists them).",
+				resp.Query, resp.MinRelevance, resp.BelowBar, plural(resp.BelowBar, "match", "matches"))
+		}
 		return fmt.Sprintf("No memories matched %q.", resp.Query)
 	}
 	entries := make([]format.Entry, len(resp.Results))

@@ -69,7 +69,10 @@ func (t tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInpu
 
 // query turns the arguments into an engram query, applying defaults.
 func (in SearchInput) query(now time.Time) (engram.Query, error) {
-	q := engram.Query{Query: in.Query, Limit: in.Limit, Mode: in.Mode, MinRelevance: in.MinRelevance}
+	q := engram.Query{Query: in.Query, Limit: in.Limit, Mode: in.Mode, ModelBar: true}
+	if in.MinRelevance != nil {
+		q.MinRelevance, q.ModelBar = *in.MinRelevance, false
+	}
 	if strings.TrimSpace(in.Query) == "" {
 		return q, fmt.Errorf("%w: query must not be empty", engram.ErrInvalidQuery)
 	}
