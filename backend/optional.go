@@ -114,3 +114,12 @@ type Tally struct {
 	Types     map[string]int // memories by type
 	Embedded  map[string]int // memories with a stored vector, by model
 }
+
+// Merger is a backend that stores memories unless an exact duplicate is
+// already stored, checked and written in one all-or-nothing unit: a memory i
+// with mergeable[i] whose content hash and scope equal a stored memory's is
+// not stored, and existing[i] is that memory's id ("" for one stored). Put's
+// other rules hold. Without it the engine stores duplicates.
+type Merger interface {
+	PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, err error)
+}

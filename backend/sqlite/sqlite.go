@@ -74,6 +74,7 @@ var (
 	_ backend.Describer   = (*Backend)(nil)
 	_ backend.Warmer      = (*Backend)(nil)
 	_ backend.Tallier     = (*Backend)(nil)
+	_ backend.Merger      = (*Backend)(nil)
 )
 
 // Open opens or creates the store at path. Its index is loaded on first need
@@ -145,6 +146,22 @@ func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memo
 		return err
 	}
 	return b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: mems})
+}
+
+// PutMerging stores the memories that repeat none already stored, in one
+// write, and puts them straight into the index.
+func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) ([]string, error) {
+	existing, first, last, err := b.st.PutMerging(ctx, scope, mems, mergeable)
+	if err != nil {
+		return nil, err
+	}
+	stored := make([]*memory.Memory, 0, len(mems))
+	for i, m := range mems {
+		if existing[i] == "" {
+			stored = append(stored, m)
+		}
+	}
+	return existing, b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: stored})
 }
 
 // Delete removes memories from the file and the index.

@@ -125,7 +125,7 @@ func TestCLIBadInput(t *testing.T) {
 		{"missing import file", db, "", []string{"import", filepath.Join(dir, "nope.jsonl")}, "no such file"},
 		{"bad batch line", db, "{\"query\": 3}\n", []string{"search", "--batch", "-"}, "invalid"},
 		{"not sqlite", notSQLite, "", []string{"stats"}, "not an Engram database"},
-		{"missing directory", filepath.Join(dir, "no", "such", "e.db"), "", []string{"stats"}, "does not exist"},
+		{"missing directory", filepath.Join(dir, "no", "such", "e.db"), "", []string{"add", "x"}, "does not exist"},
 		{"bad embedder", db, "", []string{"search", "x", "--mode", "bm25"}, ""},
 	}
 	for _, c := range cases {

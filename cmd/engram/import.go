@@ -29,7 +29,7 @@ func newImport(e *env) *cobra.Command {
 				defer f.Close()
 				in = f
 			}
-			return e.withStore(cmd.Context(), func(db store) error {
+			return e.withNewStore(cmd.Context(), func(db store) error {
 				res, err := db.Import(cmd.Context(), in, engram.ImportOptions{SkipInvalid: skip})
 				var bad engram.LineError
 				if err != nil && !skip && errors.As(err, &bad) {

@@ -81,6 +81,9 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 	}
 	if len(legs) == 2 {
 		info.WeightSource = source
+		if wv == 0 {
+			r.degrade("vector", fmt.Errorf("vector weight 0 (from the %s): the vector leg does not change the ranking", source))
+		}
 	}
 	r.resp.Fusion = info
 

@@ -11,7 +11,7 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-var toolNames = []string{"memory_add", "memory_brief", "memory_delete", "memory_favorite", "memory_get", "memory_search", "memory_update"}
+var toolNames = []string{"memory_add", "memory_brief", "memory_delete", "memory_favorite", "memory_get", "memory_list", "memory_search", "memory_update"}
 
 // exercise runs the whole tool surface through a client session: list, add,
 // search, get, update, favorite, brief, delete. It returns the id it added
@@ -98,6 +98,27 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	}
 	if !strings.Contains(txt, added.ID+" [instruction") || !strings.Contains(txt, "favorite") {
 		t.Errorf("brief text:\n%s", txt)
+	}
+
+	// memory_list pages through what is stored, newest first.
+	var page ListOutput
+	txt = ok(t, cs, "memory_list", map[string]any{"limit": 1}, &page)
+	if len(page.Memories) != 1 || page.NextCursor == "" || !strings.Contains(txt, "cursor "+page.NextCursor) {
+		t.Errorf("list page 1: %+v\n%s", page, txt)
+	}
+	first, cursor := page.Memories[0].ID, page.NextCursor
+	page = ListOutput{}
+	ok(t, cs, "memory_list", map[string]any{"limit": 1, "cursor": cursor}, &page)
+	if len(page.Memories) != 1 || page.Memories[0].ID == first || page.NextCursor != "" {
+		t.Errorf("list page 2: %+v", page)
+	}
+	page = ListOutput{}
+	ok(t, cs, "memory_list", map[string]any{"type": "instruction"}, &page)
+	if len(page.Memories) != 1 || page.Memories[0].ID != added.ID {
+		t.Errorf("list by type: %+v", page)
+	}
+	if res := call(t, cs, "memory_list", map[string]any{"order": "size"}); !res.IsError {
+		t.Errorf("list with a bad order: no error")
 	}
 
 	var del DeleteOutput

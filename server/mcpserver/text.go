@@ -113,6 +113,29 @@ func briefText(b *engram.Brief) string {
 	return list(header, lines, MaxBudget)
 }
 
+// listText renders a page of a listing, one memory a line, and how to get
+// the next page.
+func listText(page *engram.ListPage) string {
+	if len(page.Memories) == 0 {
+		return "No memories listed."
+	}
+	lines := make([]string, len(page.Memories))
+	for i, m := range page.Memories {
+		lines[i] = resultLine(memoryResult(m), false)
+	}
+	header := fmt.Sprintf("%d %s:", len(lines), plural(len(lines), "memory", "memories"))
+	text := list(header, lines, DefaultSearchBudget)
+	if page.NextCursor != "" {
+		text += "More: call memory_list again with cursor " + page.NextCursor + "\n"
+	}
+	return text
+}
+
+// memoryResult is a memory as a result line shows it.
+func memoryResult(m *engram.Memory) engram.Result {
+	return engram.Result{ID: m.ID, Text: m.Text, Name: m.Name, Type: m.Type, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
+}
+
 // memoryText renders one memory whole, a field a line, the text last.
 func memoryText(m *MemoryOut) string {
 	var b strings.Builder

@@ -202,3 +202,43 @@ func memoryOut(m *engram.Memory) *MemoryOut {
 	}
 	return out
 }
+
+// ListOutput is memory_list's structured result.
+type ListOutput struct {
+	Memories   []*MemoryOut `json:"memories"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+func (t tools) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, *ListOutput, error) {
+	opt := engram.ListOptions{Order: in.Order, Limit: in.Limit, Cursor: in.Cursor}
+	opt.Scope, opt.Type, opt.Tags = in.Scope, in.Type, in.Tags
+	if opt.Limit == 0 {
+		opt.Limit = DefaultListLimit
+	}
+	if opt.Limit < 1 || opt.Limit > MaxListLimit {
+		return nil, nil, fmt.Errorf("%w: limit %d: want 1 to %d", engram.ErrInvalid, opt.Limit, MaxListLimit)
+	}
+	now := time.Now()
+	for _, b := range []struct {
+		name, s string
+		dst     **time.Time
+	}{{"since", in.Since, &opt.Since}, {"until", in.Until, &opt.Until}} {
+		if b.s == "" {
+			continue
+		}
+		at, err := when.Parse(b.s, now)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %s: %v", engram.ErrInvalid, b.name, err)
+		}
+		*b.dst = &at
+	}
+	page, err := t.b.List(ctx, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &ListOutput{Memories: make([]*MemoryOut, len(page.Memories)), NextCursor: page.NextCursor}
+	for i, m := range page.Memories {
+		out.Memories[i] = memoryOut(m)
+	}
+	return textResult(listText(page)), out, nil
+}
