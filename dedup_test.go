@@ -114,3 +114,22 @@ func TestConcurrentDuplicatesStoredOnce(t *testing.T) {
 		t.Fatalf("%d memories stored, want one per round (20)", n)
 	}
 }
+
+// TestImportProgress: an import reports its embedding progress batch by
+// batch, ending at the total (the CLI draws it as a bar on a terminal).
+func TestImportProgress(t *testing.T) {
+	db := openTest(t, engram.Options{})
+	var b strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&b, `{"text": "memory number %d about the deploy"}`+"\n", i)
+	}
+	var calls [][2]int
+	_, err := db.Import(context.Background(), strings.NewReader(b.String()), engram.ImportOptions{
+		Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(calls) != "[[256 600] [512 600] [600 600]]" {
+		t.Fatalf("progress calls %v", calls)
+	}
+}

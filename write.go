@@ -56,6 +56,11 @@ func NewID() string { return ulid.MustNew(ulid.Now(), rand.Reader).String() }
 // scope — is merged instead of stored twice (AddResult.Merged), when the
 // backend can check that in its write (backend.Merger; SQLite can).
 func (v view) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
+	return v.add(ctx, mems, nil)
+}
+
+// add is Add, telling progress how many of the memories to embed are done.
+func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total int)) (AddResult, error) {
 	var res AddResult
 	now := time.Now().UTC()
 	prepared := make([]*memory.Memory, len(mems))
@@ -98,7 +103,7 @@ func (v view) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 	for _, m := range todo {
 		needs[m] = m.Embedding == nil
 	}
-	_, res.Deferred = v.e.embedMissing(ctx, todo)
+	_, res.Deferred = v.e.embedMissing(ctx, todo, progress)
 	ids := make([]string, len(prepared))
 	for i, m := range prepared {
 		ids[i] = m.ID // before the backend takes the memories over
@@ -212,8 +217,9 @@ func checkID(id string) error {
 }
 
 // embedMissing gives vectors to the memories that have none from the current
-// model. An embedder failure is not an error: it returns the reason instead.
-func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded int, deferred string) {
+// model, telling progress (when set) after each batch. An embedder failure is
+// not an error: it returns the reason instead.
+func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory, progress func(done, total int)) (embedded int, deferred string) {
 	if e.embedder == nil {
 		return 0, ""
 	}
@@ -228,9 +234,12 @@ func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory) (embed
 	if timeout <= 0 {
 		timeout = DefaultWriteEmbedTimeout
 	}
-	err := batches(todo, func(_ int, batch []*memory.Memory) error {
+	err := batches(todo, func(start int, batch []*memory.Memory) error {
 		n, err := embedBatch(ctx, e.memEmbedder, batch, timeout)
 		embedded += n
+		if progress != nil && err == nil {
+			progress(start+len(batch), len(todo))
+		}
 		return err
 	})
 	if err != nil {
@@ -298,7 +307,7 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 	if h := m.ComputeHash(); h != old.ContentHash {
 		m.ContentHash = h
 		m.Embedding = nil
-		_, deferred := v.e.embedMissing(ctx, []*memory.Memory{&m})
+		_, deferred := v.e.embedMissing(ctx, []*memory.Memory{&m}, nil)
 		if deferred != "" {
 			v.e.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
 		}
