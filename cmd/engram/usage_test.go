@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestMissingStore: a command that reads or changes stored memories exits 2
@@ -186,5 +188,27 @@ func TestBatchRecordsNothing(t *testing.T) {
 	mustCLI(t, db, batch, "search", "--batch", "-", "--json", "--record")
 	if n := uses(); n != 2 {
 		t.Fatalf("a batch with --record recorded %d uses, want 2", n)
+	}
+}
+
+// TestHelpCitesNothingMissing: no help text names a section of a document
+// the repository does not hold ("DESIGN §6"), and the search help names the
+// fusion the built-in model uses.
+func TestHelpCitesNothingMissing(t *testing.T) {
+	root := newRoot(&env{})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		text := c.Short + c.Long + c.Example + c.Flags().FlagUsages()
+		if strings.Contains(text, "DESIGN") || strings.Contains(text, "§") {
+			t.Errorf("engram %s: help cites a section: %q", c.CommandPath(), text)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	search, _, _ := root.Find([]string{"search"})
+	if usage := search.Flags().Lookup("fusion").Usage; strings.Contains(usage, "rrf (default)") || !strings.Contains(usage, "rsf for the built-in") {
+		t.Errorf("search --fusion: %q", usage)
 	}
 }

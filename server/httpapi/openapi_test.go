@@ -256,3 +256,20 @@ func TestValidatorCatches(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAPIServersAndMCP: the document names no fixed port (its server is
+// the one that serves it), documents /mcp, and cites no section of a
+// document the repository does not hold.
+func TestOpenAPIServersAndMCP(t *testing.T) {
+	doc := loadDoc(t)
+	servers := doc["servers"].([]any)
+	if url := servers[0].(map[string]any)["url"]; url != "/" {
+		t.Errorf("servers url %v, want the relative /", url)
+	}
+	if _, ok := doc["paths"].(map[string]any)["/mcp"]; !ok {
+		t.Error("/mcp is not documented")
+	}
+	if raw := string(OpenAPI()); strings.Contains(raw, "DESIGN") || strings.Contains(raw, "7077\"") {
+		t.Error("the document cites DESIGN or a fixed port")
+	}
+}
