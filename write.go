@@ -99,11 +99,15 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 		}
 		todo = append(todo, m)
 	}
-	needs := make(map[*memory.Memory]bool, len(todo))
-	for _, m := range todo {
-		needs[m] = m.Embedding == nil
+	before := make([]*memory.Embedding, len(todo))
+	for k, m := range todo {
+		before[k] = m.Embedding
 	}
 	_, res.Deferred = v.e.embedMissing(ctx, todo, progress)
+	embeddedNow := make([]bool, len(todo)) // read before the backend takes the memories over
+	for k, m := range todo {
+		embeddedNow[k] = m.Embedding != nil && m.Embedding != before[k]
+	}
 	ids := make([]string, len(prepared))
 	for i, m := range prepared {
 		ids[i] = m.ID // before the backend takes the memories over
@@ -131,7 +135,7 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 		if existing[k] != "" {
 			ids[i] = existing[k]
 			res.Merged = append(res.Merged, Merge{Index: i, ID: ids[i]})
-		} else if needs[todo[k]] && todo[k].Embedding != nil {
+		} else if embeddedNow[k] {
 			res.Embedded++
 		}
 		k++
