@@ -109,9 +109,9 @@ func (m *Mirror) Load(ctx context.Context) error {
 	}
 	// The last catch-up and the flag under one hold of syncMu: a write that
 	// ApplyOwn skipped (not loaded yet) committed before this catch-up reads
-	// the log, so the index misses nothing.
-	// The settings may have changed since the owner read them, in changes
-	// the load took in without seeing them: the next Sync says so.
+	// the log, so the index misses nothing. The settings may have changed
+	// since the owner read them, in changes the load took in without seeing
+	// them: the next Sync says so.
 	m.syncMu.Lock()
 	err := m.syncLocked(ctx)
 	if err == nil {
@@ -243,8 +243,8 @@ func (m *Mirror) Sync(ctx context.Context) (settingsChanged bool, err error) {
 // change it sees is left for the next Sync to report. An index not loaded yet
 // has nothing to catch up: Load reads the store as it then is.
 func (m *Mirror) CatchUp(ctx context.Context) error {
-	if !m.Loaded() {
-		return nil
+	if m.st == nil || !m.Loaded() {
+		return nil // a fork, or nothing loaded
 	}
 	return m.sync(ctx)
 }
