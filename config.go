@@ -34,8 +34,10 @@ type ModelDefault struct {
 // KeywordRelevance is the bar of a search that ran on keywords alone (no
 // embedder, or its vector leg degraded), whatever the model: its relevance is
 // the keyword part alone, not halved by a missing vector part. Measured as a
-// model's bar is, with ENGRAM_EMBEDDER=none.
-const KeywordRelevance = 0.2
+// model's bar is, with ENGRAM_EMBEDDER=none: at 0.28 inject leaves 90.9% and
+// 100% of the absent-topic sets empty and delivers a gold turn for 24.3% of
+// answerable LoCoMo questions (keywords alone separate poorly).
+const KeywordRelevance = 0.28
 
 // modelDefaults, by model-id prefix: a new model is one line here. Only the
 // built-in model's entry is measured (no other model is reachable offline);
