@@ -17,7 +17,7 @@ import (
 
 // The hot-path benchmarks (issue 2): BM25 leg, vector leg and hybrid end to end
 // on synthetic stores of 10k and 100k memories with 512-d vectors, and opening a
-// 100k-memory file until its first search answers. The stores are built once
+// file of 1k to 100k memories until its first search answers. The stores are built once
 // per process, on first use, so plain `go test` never pays for them:
 //
 //	go test -run '^$' -bench . -benchtime 200x .
@@ -153,42 +153,73 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
-// BenchmarkOpen times opening the 100k-memory file and answering its first
-// search (hybrid), then closing it: from the index snapshot, and rebuilding
-// the index from the rows (NoSnapshot).
+// openSizes are the store sizes BenchmarkOpen measures: the store-size table
+// of open-and-first-search times.
+var openSizes = []struct {
+	name string
+	n    int
+}{{"n=1k", 1_000}, {"n=10k", 10_000}, {"n=100k", 100_000}}
+
+// BenchmarkOpen times what a short-lived process (a CLI call, a hook) pays on
+// a store of each size: opening the file and answering its first search
+// (hybrid), then closing it — from the index snapshot a previous process left
+// (snapshot), and rebuilding the index from the rows (rebuild) — and opening
+// it to read one memory by id, which never builds the index (get).
+//
+//	go test -run '^$' -bench BenchmarkOpen -benchtime 10x -count 5 .
 func BenchmarkOpen(b *testing.B) {
-	f := benchStore(b, 100_000)
-	ctx := context.Background()
-	for _, c := range []struct {
-		name       string
-		noSnapshot bool
-	}{{"snapshot", false}, {"rebuild", true}} {
-		b.Run(c.name, func(b *testing.B) {
-			opts := engram.Options{Embedder: benchEmbedder(bench.corpus), NoSnapshot: c.noSnapshot}
-			if !c.noSnapshot {
-				if _, err := f.db.WriteSnapshot(ctx); err != nil { // before b.Loop's timer starts
-					b.Fatal(err)
-				}
+	for _, size := range openSizes {
+		b.Run(size.name, func(b *testing.B) {
+			f := benchStore(b, size.n)
+			ctx := context.Background()
+			if _, err := f.db.WriteSnapshot(ctx); err != nil { // before b.Loop's timer starts
+				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				db, err := engram.Open(ctx, f.path, opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				resp, err := db.Search(ctx, memory.Query{Query: f.queries[i%len(f.queries)], Limit: 10, NoRecord: true})
-				if err != nil {
-					b.Fatalf("first search: %v", err)
-				}
-				if len(resp.Results) == 0 {
-					b.Fatal("first search found nothing")
-				}
-				if err := db.Close(); err != nil {
-					b.Fatal(err)
-				}
+			id := firstID(b, f)
+			for _, c := range []struct {
+				name       string
+				noSnapshot bool
+				get        bool
+			}{{"snapshot", false, false}, {"rebuild", true, false}, {"get", false, true}} {
+				b.Run(c.name, func(b *testing.B) {
+					opts := engram.Options{Embedder: benchEmbedder(bench.corpus), NoSnapshot: c.noSnapshot}
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						db, err := engram.Open(ctx, f.path, opts)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if c.get {
+							if _, err := db.Get(ctx, id); err != nil {
+								b.Fatal(err)
+							}
+						} else {
+							resp, err := db.Search(ctx, memory.Query{Query: f.queries[i%len(f.queries)], Limit: 10, NoRecord: true})
+							if err != nil {
+								b.Fatalf("first search: %v", err)
+							}
+							if len(resp.Results) == 0 {
+								b.Fatal("first search found nothing")
+							}
+						}
+						if err := db.Close(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 			}
 		})
 	}
+}
+
+// firstID is the id of some memory of the fixture.
+func firstID(b *testing.B, f *benchFixture) string {
+	b.Helper()
+	resp, err := f.db.Search(context.Background(), memory.Query{Query: f.queries[0], Mode: memory.ModeBM25, Limit: 1, NoRecord: true})
+	if err != nil || len(resp.Results) == 0 {
+		b.Fatalf("no memory to get (%v)", err)
+	}
+	return resp.Results[0].ID
 }
 
 func median(v []float64) float64 {

@@ -38,6 +38,11 @@ type CalibrateOptions struct {
 	Weights []float64
 	// DryRun measures without storing the chosen weight.
 	DryRun bool
+	// AllowOff stores a chosen weight of 0, which switches the vector leg off
+	// for this store; without it such a choice is reported, not stored.
+	AllowOff bool
+	// Progress, when set, hears how many of the searches are done.
+	Progress func(done, total int)
 }
 
 // CalibrateResult is what Calibrate measured and chose.
@@ -46,14 +51,19 @@ type CalibrateResult struct {
 	Method  string           `json:"method"`
 	Queries int              `json:"queries"`
 	Points  []CalibratePoint `json:"points"`
-	// Chosen is the weight with the best MRR (ties to the smaller weight).
+	// Best is the weight with the best MRR; Chosen the smallest weight within
+	// one standard error of it (the one-standard-error rule).
+	Best   float64 `json:"best"`
 	Chosen float64 `json:"chosen"`
 	// Previous is the weight searches used before, and where it came from
 	// (model, store or option).
 	Previous       float64 `json:"previous"`
 	PreviousSource string  `json:"previous_source"`
-	// Stored says whether Chosen is now the store's weight for this model.
-	Stored bool `json:"stored"`
+	// Stored says whether Chosen is now the store's weight for this model;
+	// when it is not (a dry run, or a weight of 0 without AllowOff), NotStored
+	// says why.
+	Stored    bool   `json:"stored"`
+	NotStored string `json:"not_stored,omitempty"`
 }
 
 // Calibrate estimates, without labels, how much the vector leg can be trusted
@@ -107,7 +117,17 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 	if err != nil {
 		return nil, err
 	}
+	weights := opt.Weights
+	if len(weights) == 0 {
+		weights = calibrate.DefaultWeights
+	}
+	done, total := 0, len(set.Queries)*len(weights)
 	search := func(ctx context.Context, query string, w float64) ([]string, error) {
+		if opt.Progress != nil {
+			if done++; done%16 == 0 || done == total {
+				opt.Progress(done, total)
+			}
+		}
 		resp, err := s.Search(ctx, memory.Query{Query: query, Limit: calibrateDepth, VectorWeight: &w, NoRecord: true})
 		if err != nil {
 			return nil, err
@@ -118,19 +138,41 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 		}
 		return ids, nil
 	}
-	sw, err := calibrate.Sweep(ctx, set, opt.Weights, search)
+	sw, err := calibrate.Sweep(ctx, set, weights, search)
 	if err != nil {
 		return nil, err
 	}
 	res := &CalibrateResult{Model: e.embedder.Model(), Method: sw.Method, Queries: sw.Queries, Points: sw.Points, Chosen: sw.Best}
+	best := sw.Points[0]
+	for _, p := range sw.Points[1:] {
+		if p.MRR > best.MRR || (p.MRR == best.MRR && p.Weight < best.Weight) {
+			best = p
+		}
+	}
+	res.Best = best.Weight
 	res.Previous, res.PreviousSource = e.vectorWeight()
-	if !opt.DryRun {
-		if err := db.SetVectorWeight(ctx, sw.Best); err != nil {
+	switch {
+	case opt.DryRun:
+		res.NotStored = "dry run"
+	case res.Chosen == 0 && !opt.AllowOff:
+		res.NotStored = "a weight of 0 switches the vector leg off for this store"
+	default:
+		if err := db.SetVectorWeight(ctx, res.Chosen); err != nil {
 			return nil, fmt.Errorf("store calibrated weight: %w", err)
 		}
 		res.Stored = true
 	}
 	return res, nil
+}
+
+// ResetCalibration removes the vector weight stored for the current model, so
+// that searches use the model's default again; it returns that default.
+func (db *DB) ResetCalibration(ctx context.Context) (float64, error) {
+	if err := db.SetVectorWeight(ctx, -1); err != nil {
+		return 0, err
+	}
+	w, _ := db.e.vectorWeight()
+	return w, nil
 }
 
 // calibrationSearcher embeds the edited memories and searches a private copy

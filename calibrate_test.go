@@ -67,11 +67,22 @@ func TestCalibrate(t *testing.T) {
 		t.Fatalf("a dry run changed the weight source to %s", resp.Fusion.WeightSource)
 	}
 
+	// Noise vectors can only push sources down: the weight must be 0, which
+	// switches the vector leg off, so it is stored only when asked.
 	res, err := db.Calibrate(ctx, engram.CalibrateOptions{Samples: 40, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Noise vectors can only push sources down: the weight must be 0.
+	if res.Stored || res.Chosen != 0 || res.NotStored == "" {
+		t.Fatalf("calibrate without AllowOff: %+v", res)
+	}
+	if resp := search(t, db, engram.Query{Query: "w001 w002", NoRecord: true}); resp.Fusion.WeightSource != "model" {
+		t.Fatalf("a weight of 0 was stored without AllowOff: %+v", resp.Fusion)
+	}
+	res, err = db.Calibrate(ctx, engram.CalibrateOptions{Samples: 40, Seed: 1, AllowOff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !res.Stored || res.Chosen != 0 || res.PreviousSource != "model" {
 		t.Fatalf("calibrate: %+v", res)
 	}

@@ -16,8 +16,10 @@ import (
 type Degraded = memory.Degraded
 
 // ModelDefault is what Engram assumes about an embedding model until a store is
-// calibrated: the vector leg's fusion weight (BM25's is 1) and the cosine an
-// unrelated memory typically reaches (the zero of the relevance signal).
+// calibrated: the vector leg's fusion weight (BM25's is 1), the cosine an
+// unrelated memory typically reaches (the zero of the relevance signal), and
+// the relevance bar a memory must clear to be delivered unasked (inject, the
+// hooks, MCP) and to count as a use.
 type ModelDefault struct {
 	VectorWeight float64
 	Floor        float64
@@ -25,13 +27,25 @@ type ModelDefault struct {
 	Fusion string
 	// RRFK is the model's k under rrf; 0 means 60.
 	RRFK float64
+	// Relevance is the bar: measured with engram eval --dataset delivery
+	// (ENGRAM_EMBEDDER picks the model) as the smallest bar that leaves each
+	// set of absent-topic questions at least 90% empty.
+	Relevance float64
 }
 
-// modelDefaults, by model-id prefix. Only the built-in model's entry is
-// measured here (no other model is reachable offline); the others are
-// assumptions to revisit with engram eval and engram calibrate on real data:
-// a served embedding model is taken to be strong (equal-weight RRF), and an
-// unknown one to be in between.
+// KeywordRelevance is the bar of a search that ran on keywords alone (no
+// embedder, or its vector leg degraded), whatever the model: its relevance is
+// the keyword part alone, not halved by a missing vector part. Measured as a
+// model's bar is, with ENGRAM_EMBEDDER=none: at 0.28 inject leaves 90.9% and
+// 100% of the absent-topic sets empty and delivers a gold turn for 24.3% of
+// answerable LoCoMo questions (keywords alone separate poorly).
+const KeywordRelevance = 0.28
+
+// modelDefaults, by model-id prefix: a new model is one line here. Only the
+// built-in model's entry is measured (no other model is reachable offline);
+// the others are assumptions to revisit with engram eval (--dataset delivery
+// for the bar) and engram calibrate on real data: a served embedding model is
+// taken to be strong (equal-weight RRF), and an unknown one to be in between.
 var modelDefaults = []struct {
 	prefix string
 	ModelDefault
@@ -41,15 +55,23 @@ var modelDefaults = []struct {
 	// (.6925 → .641 at 0.1); relative-score fusion keeps BM25's score gaps, so
 	// the vector leg only reorders near-ties, and at 0.1 beats BM25 on both:
 	// SciFact .6925 → .6968, LoCoMo any@5 .6399 → .6449 (README, "Evaluation").
-	// The floor is the mean cosine of unrelated memory pairs in the LoCoMo
-	// stores (.51–.56, go run ./tools/relevance).
-	{"glove100-", ModelDefault{VectorWeight: 0.1, Floor: 0.55, Fusion: "rsf"}},
-	{"openai:", ModelDefault{VectorWeight: 1, Floor: 0.2, Fusion: "rrf"}},
-	{"ollama:", ModelDefault{VectorWeight: 1, Floor: 0.3, Fusion: "rrf"}},
+	// The floor and the bar come from engram eval --dataset delivery and
+	// --relevance-floor: query–memory cosines run lower than the .51–.56 of
+	// unrelated memory pairs (tools/relevance), and a floor of .40 separates
+	// answerable from absent-topic questions best (tools/relevance AUC .976,
+	// against .956 at .55). At the bar .165 inject delivers a gold turn for
+	// 47.5% of answerable LoCoMo questions and a relevant abstract for 64.0%
+	// of SciFact's, and leaves 90.1% (LoCoMo→SciFact) and 99.1%
+	// (SciFact→LoCoMo) of absent-topic questions empty; the floor .55 with the
+	// bar .10 shipped before gave 48.0% and 76.3% but left only 62.7% of
+	// LoCoMo→SciFact empty.
+	{"glove100-", ModelDefault{VectorWeight: 0.1, Floor: 0.40, Fusion: "rsf", Relevance: 0.165}},
+	{"openai:", ModelDefault{VectorWeight: 1, Floor: 0.2, Fusion: "rrf", Relevance: 0.15}},
+	{"ollama:", ModelDefault{VectorWeight: 1, Floor: 0.3, Fusion: "rrf", Relevance: 0.15}},
 }
 
 // unknownModel is assumed for a model not listed (an assumption, see above).
-var unknownModel = ModelDefault{VectorWeight: 0.5, Floor: 0.3, Fusion: "rrf"}
+var unknownModel = ModelDefault{VectorWeight: 0.5, Floor: 0.3, Fusion: "rrf", Relevance: 0.15}
 
 // ModelDefaults returns the defaults for an embedding model id.
 func ModelDefaults(model string) ModelDefault {

@@ -1,14 +1,16 @@
 package engram
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -17,11 +19,10 @@ const (
 	DefaultBriefBudget  = 2000 // characters
 	DefaultInjectBudget = 1500 // characters
 	DefaultInjectLimit  = 5
-	// DefaultInjectRelevance is the bar a memory's relevance (explain.relevance,
-	// in [0,1]) must clear to be injected into a prompt's context. Measured with
-	// tools/relevance (built-in model): it leaves 85% of questions about absent
-	// topics with nothing, for 0.12 of LoCoMo R@5 and 0.014 of SciFact nDCG@10.
-	DefaultInjectRelevance = 0.1
+	// DefaultInjectRelevance is the built-in model's relevance bar, kept for
+	// callers that named it: the bar is the embedding model's
+	// (ModelDefault.Relevance, KeywordRelevance for a keyword-only search).
+	DefaultInjectRelevance = 0.165
 )
 
 // briefPool is how many memories of each kind (favorite, used, recent) a
@@ -53,7 +54,9 @@ type BriefOptions struct {
 	Filter
 	Budget int // characters of Text; 0 means DefaultBriefBudget
 	Limit  int // memories at most; 0 means as many as the budget holds
-	// NoRecord skips counting the delivery as a use.
+	// NoRecord is accepted for compatibility: a briefing records no use (it
+	// shows what is favored, used or recent, not what is relevant to anything,
+	// and counting it would make "most used" mean "was briefed").
 	NoRecord bool
 }
 
@@ -72,7 +75,10 @@ type Brief struct {
 
 // Brief gathers what an agent should know at the start of a session: its
 // favorites, then its most-demanded memories, then the most recent, all in
-// the filter's scope (and the view's) and within the character budget.
+// the filter's scope (and the view's) and within the character budget. A
+// memory too long for its share of the budget is shown as an excerpt (its
+// beginning, marked with its id), never left out while a short excerpt of it
+// fits. It records no use.
 func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	if err := v.narrow(&opt.Filter); err != nil {
 		return nil, err
@@ -135,43 +141,32 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 		return out
 	}
 
-	b := &Brief{Items: []BriefItem{}}
+	// Candidates in order, each once, with the reason it is there; the
+	// delivery rule (format.Deliver) then keeps what the budget holds, a long
+	// memory as an excerpt of its beginning.
 	seen := map[string]bool{}
-	var results []Result
-	spent := 0
-	full := false
+	var cands []Result
+	var reasons []string
 	for _, group := range []struct {
 		reason string
 		ms     []*memory.Memory
 	}{{"favorite", memories(favs.items)}, {"demand", memories(used.items)}, {"recent", recent.items}} {
 		for _, m := range group.ms {
-			if full || (opt.Limit > 0 && len(b.Items) == opt.Limit) {
-				full = true
-				break
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				cands = append(cands, memory.ResultOf(m))
+				reasons = append(reasons, group.reason)
 			}
-			if seen[m.ID] {
-				continue
-			}
-			r := memory.ResultOf(m)
-			n := format.ContextLen(r)
-			if spent+n > opt.Budget {
-				continue // a shorter one may still fit
-			}
-			seen[m.ID] = true
-			spent += n
-			b.Items = append(b.Items, BriefItem{Result: r, Reason: group.reason})
-			results = append(results, r)
 		}
 	}
-	var buf bytes.Buffer
-	if err := format.Context(&buf, results, opt.Budget); err != nil {
-		return nil, err
-	}
-	b.Text = buf.String()
-	if !opt.NoRecord {
-		if err := v.recordUse(ctx, results); err != nil {
-			return nil, err
+	kept, text := format.FitContext(cands, format.ContextOptions{Budget: opt.Budget, Limit: opt.Limit, NoCount: true})
+	b := &Brief{Items: make([]BriefItem, len(kept)), Text: text}
+	at := 0
+	for i, r := range kept {
+		for cands[at].ID != r.ID {
+			at++
 		}
+		b.Items[i] = BriefItem{Result: r, Reason: reasons[at]}
 	}
 	return b, nil
 }
@@ -181,7 +176,8 @@ type InjectOptions struct {
 	Filter
 	Budget int // characters; 0 means DefaultInjectBudget
 	Limit  int // 0 means DefaultInjectLimit
-	// MinRelevance is the bar; nil means DefaultInjectRelevance.
+	// MinRelevance is the bar; nil means the embedding model's
+	// (Response.RelevanceBar).
 	MinRelevance *float64
 	NoRecord     bool
 }
@@ -193,18 +189,19 @@ type Injection struct {
 	Text     string     `json:"text"`
 	Strategy string     `json:"strategy"`
 	Degraded []Degraded `json:"degraded"`
+	// MinRelevance is the bar the results cleared: the embedding model's
+	// unless the caller gave one.
+	MinRelevance float64 `json:"min_relevance"`
 }
 
 // Inject recalls memories for a user prompt and keeps only those whose
-// relevance clears the bar, within the budget. Nothing relevant gives an
+// relevance clears the bar, within the budget: a memory too long for its
+// share is shown as an excerpt, the passage that best matches the prompt,
+// marked with its id (Result.Excerpt says which). Nothing relevant gives an
 // empty injection, not an error.
 func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*Injection, error) {
 	if err := v.narrow(&opt.Filter); err != nil {
 		return nil, err
-	}
-	bar := DefaultInjectRelevance
-	if opt.MinRelevance != nil {
-		bar = *opt.MinRelevance
 	}
 	if opt.Budget < 0 {
 		return nil, fmt.Errorf("%w: budget must not be negative", ErrInvalid)
@@ -215,28 +212,28 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	if opt.Limit == 0 {
 		opt.Limit = DefaultInjectLimit
 	}
-	resp, err := v.search(ctx, Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, MinRelevance: bar, NoRecord: true})
+	q := Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, ModelBar: true, NoRecord: true}
+	if opt.MinRelevance != nil {
+		q.MinRelevance, q.ModelBar = *opt.MinRelevance, false
+	}
+	resp, err := v.search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	inj := &Injection{Results: []Result{}, Strategy: resp.Strategy, Degraded: resp.Degraded}
-	used := 0
-	for _, r := range resp.Results {
-		if n := format.ContextLen(r); used+n <= opt.Budget {
-			used += n
-			inj.Results = append(inj.Results, r)
-		}
-	}
-	var buf bytes.Buffer
-	if err := format.Context(&buf, inj.Results, opt.Budget); err != nil {
-		return nil, err
-	}
-	inj.Text = buf.String()
+	inj := &Injection{Strategy: resp.Strategy, Degraded: resp.Degraded, MinRelevance: resp.MinRelevance}
+	eq := excerpt.NewQuery(excerptTokenizer(), prompt)
+	inj.Results, inj.Text = format.FitContext(resp.Results, format.ContextOptions{Budget: opt.Budget, Passage: eq.Passage})
 	if !opt.NoRecord {
-		if err := v.recordUse(ctx, inj.Results); err != nil {
+		// What was delivered, and relevant: under an explicit bar below the
+		// model's, only those that clear the model's too.
+		if err := v.recordUse(ctx, relevant(&Response{Results: inj.Results, RelevanceBar: resp.RelevanceBar})); err != nil {
 			// As in Search: the recall is good; failing to count a use must not lose it.
 			inj.Degraded = append(inj.Degraded, Degraded{Stage: "demand", Reason: "recording the use failed: " + err.Error()})
 		}
 	}
 	return inj, nil
 }
+
+// excerptTokenizer finds the query's terms in a long memory, to pick the
+// passage an injection shows: the BM25 leg's default analysis.
+var excerptTokenizer = sync.OnceValue(func() *tokenize.Tokenizer { return tokenize.New(tokenize.DefaultOptions()) })

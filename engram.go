@@ -82,6 +82,9 @@ type Options struct {
 	// VectorWeight overrides the vector leg's fusion weight (else the store's
 	// calibrated weight, else the model's default).
 	VectorWeight *float64
+	// VectorFloor and RelevanceBar override the model's floor of the relevance
+	// signal and its bar (ModelDefault), for measuring a new model.
+	VectorFloor, RelevanceBar *float64
 	// Optional stages.
 	Reranker     rerank.Reranker
 	RerankDepth  int
@@ -282,4 +285,14 @@ func (e *engine) sync(ctx context.Context) error {
 		return err
 	}
 	return e.loadSettings(ctx)
+}
+
+// Warm loads the backend's index now, if it builds one on first need (the
+// SQLite backend does): a server calls it at start, so that its first search
+// is as fast as the next. Other operations never need it.
+func (db *DB) Warm(ctx context.Context) error {
+	if w, ok := db.e.be.(backend.Warmer); ok {
+		return w.Warm(ctx)
+	}
+	return nil
 }

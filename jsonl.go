@@ -24,6 +24,8 @@ type ImportOptions struct {
 	// SkipInvalid imports the valid lines and reports the others; without it
 	// one invalid line rejects the whole import and nothing is stored.
 	SkipInvalid bool
+	// Progress, when set, hears how many of the memories to embed are done.
+	Progress func(done, total int) `json:"-"`
 }
 
 // LineError is one rejected line of an import.
@@ -138,7 +140,7 @@ func (v view) Import(ctx context.Context, r io.Reader, opt ImportOptions) (Impor
 	if len(mems) == 0 {
 		return res, nil
 	}
-	res.AddResult, err = v.Add(ctx, mems...)
+	res.AddResult, err = v.add(ctx, mems, opt.Progress)
 	return res, err
 }
 

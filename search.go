@@ -9,8 +9,9 @@ import (
 	"github.com/engram-memory/engram/internal/recall"
 )
 
-// Search runs one query through the recall pipeline (DESIGN §1) and records a
-// use of every delivered result unless q.NoRecord is set. It fails only on an
+// Search runs one query through the recall pipeline and records a use of
+// every result that clears the model's relevance bar (Response.RelevanceBar)
+// unless q.NoRecord is set: a result below it was listed, not relevant. It fails only on an
 // invalid query (ErrInvalidQuery) or a store error; a missing or failing
 // embedder, reranker or LLM degrades the response instead. A scoped view
 // searches inside its scope only.
@@ -31,7 +32,7 @@ func (v view) search(ctx context.Context, q Query) (*Response, error) {
 		return nil, err
 	}
 	if !q.NoRecord {
-		if err := v.recordUse(ctx, resp.Results); err != nil {
+		if err := v.recordUse(ctx, relevant(resp)); err != nil {
 			// The results are good; failing to count a use must not lose them.
 			resp.Degraded = append(resp.Degraded, Degraded{Stage: "demand", Reason: "recording the use failed: " + err.Error()})
 		}
@@ -49,12 +50,31 @@ func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 		LLM:          e.opts.LLM,
 		StageTimeout: e.opts.StageTimeout,
 	}
+	cfg.KeywordBar = KeywordRelevance
 	if e.embedder != nil {
 		cfg.VectorWeight, cfg.WeightSource = e.vectorWeight()
 		def := ModelDefaults(e.embedder.Model())
-		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
+		cfg.VectorFloor, cfg.Fusion, cfg.RRFK, cfg.RelevanceBar = def.Floor, def.Fusion, def.RRFK, def.Relevance
+		if f := e.opts.VectorFloor; f != nil {
+			cfg.VectorFloor = *f
+		}
+		if b := e.opts.RelevanceBar; b != nil {
+			cfg.RelevanceBar = *b
+		}
 	}
 	return &recall.Searcher{Backend: s, Config: cfg}
+}
+
+// relevant is the results that clear the response's relevance bar: what was
+// delivered and relevant, the only results that count as a use.
+func relevant(resp *Response) []Result {
+	out := make([]Result, 0, len(resp.Results))
+	for _, r := range resp.Results {
+		if r.Explain != nil && r.Explain.Relevance >= resp.RelevanceBar {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // recordUse counts a delivery of each result as a use, in one write that also

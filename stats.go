@@ -23,41 +23,49 @@ type Stats struct {
 }
 
 // Stats counts what the view holds. For the whole store it adds the
-// store-wide figures (path, file size, change sequence) and counts the vectors
-// the vector leg can compare, per model; a scoped view leaves the store-wide
-// figures empty (they describe other tenants too) and counts its memories'
-// embeddings.
+// store-wide figures (path, file size, change sequence); a scoped view leaves
+// them empty (they describe other tenants too). Embedded counts the memories
+// with a stored vector, per model. A backend that can tally (the SQLite file)
+// counts without loading its index.
 func (v view) Stats(ctx context.Context) (Stats, error) {
 	e := v.e
-	if err := e.sync(ctx); err != nil {
-		return Stats{}, err
-	}
 	st := Stats{Types: map[string]int{}, Embedded: map[string]int{}, Embedder: "none"}
 	whole := len(v.scope) == 0
-	err := e.be.List(ctx, backend.ListQuery{Filter: memory.Filter{Scope: v.scope}}, func(m *memory.Memory) error {
-		st.Memories++
-		st.Types[m.Type]++
-		if m.Favorite {
-			st.Favorites++
+	if t, ok := e.be.(backend.Tallier); ok {
+		if err := e.loadSettings(ctx); err != nil { // as a sync would: another process may have calibrated
+			return Stats{}, err
 		}
-		if emb := m.Embedding; !whole && emb != nil && emb.Dim > 0 {
-			st.Embedded[emb.Model]++
-		}
-		return nil
-	})
-	if err != nil {
-		return Stats{}, fmt.Errorf("stats: %w", err)
-	}
-	if whole {
-		models, err := e.be.Models(ctx)
+		tally, err := t.Tally(ctx, v.scope)
 		if err != nil {
 			return Stats{}, fmt.Errorf("stats: %w", err)
 		}
-		for model, info := range models {
-			if info.Count > 0 {
-				st.Embedded[model] = info.Count
-			}
+		st.Memories, st.Favorites = tally.Memories, tally.Favorites
+		for k, n := range tally.Types {
+			st.Types[k] = n
 		}
+		for k, n := range tally.Embedded {
+			st.Embedded[k] = n
+		}
+	} else {
+		if err := e.sync(ctx); err != nil {
+			return Stats{}, err
+		}
+		err := e.be.List(ctx, backend.ListQuery{Filter: memory.Filter{Scope: v.scope}}, func(m *memory.Memory) error {
+			st.Memories++
+			st.Types[m.Type]++
+			if m.Favorite {
+				st.Favorites++
+			}
+			if emb := m.Embedding; emb != nil && emb.Dim > 0 {
+				st.Embedded[emb.Model]++
+			}
+			return nil
+		})
+		if err != nil {
+			return Stats{}, fmt.Errorf("stats: %w", err)
+		}
+	}
+	if whole {
 		st.Path = e.path
 		if d, ok := e.be.(backend.Describer); ok {
 			desc, err := d.Describe(ctx)

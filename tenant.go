@@ -10,13 +10,14 @@ import (
 // client of the HTTP API; the servers act on these: the HTTP API on Tenant,
 // the MCP tools on Memories and Recall.
 
-// Memories are the single-memory operations. (Favorite is Update with
-// Patch.Favorite.)
+// Memories are the single-memory operations and listing them. (Favorite is
+// Update with Patch.Favorite.)
 type Memories interface {
 	Add(ctx context.Context, mems ...*Memory) (AddResult, error)
 	Get(ctx context.Context, id string) (*Memory, error)
 	Update(ctx context.Context, id string, p Patch) (*Memory, error)
 	Delete(ctx context.Context, ids ...string) (int, error)
+	List(ctx context.Context, opt ListOptions) (*ListPage, error)
 }
 
 // Recall is searching, the delivery paths, and counting a use as they do.
@@ -27,11 +28,12 @@ type Recall interface {
 	Touch(ctx context.Context, ids ...string) error
 }
 
-// Bulk is moving and counting a tenant's memories as a whole.
+// Bulk is moving, counting and forgetting a tenant's memories as a whole.
 type Bulk interface {
 	Import(ctx context.Context, r io.Reader, opt ImportOptions) (ImportResult, error)
 	Export(ctx context.Context, w io.Writer) error
 	Stats(ctx context.Context) (Stats, error)
+	DeleteScope(ctx context.Context, scope map[string]string) (int, error)
 }
 
 // Tenant is everything a tenant can do.

@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 	"unicode"
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -21,12 +23,26 @@ const DefaultWriteEmbedTimeout = 30 * time.Second
 
 // AddResult says what Add stored.
 type AddResult struct {
+	// IDs holds, for each memory given, the id of the memory that now holds
+	// it: its own, or the one it was merged into (see Merged).
 	IDs []string `json:"ids"`
 	// Embedded counts the memories that got a vector now. When the embedder
 	// failed, Deferred says why; those memories are keyword-searchable at once
 	// and get vectors from Reindex.
 	Embedded int    `json:"embedded"`
 	Deferred string `json:"deferred,omitempty"`
+	// Merged lists the memories not stored because they repeat one exactly.
+	Merged []Merge `json:"merged,omitempty"`
+}
+
+// Merge is a memory Add did not store because one with the same name,
+// description and text (content hash) in exactly the same scope was already
+// stored, or given earlier in the same call: Index is its position in the
+// call (0-based, as in IDs), ID the memory it was merged into. Only memories
+// given without an id are merged: one with an id is stored under it.
+type Merge struct {
+	Index int    `json:"index"`
+	ID    string `json:"id"`
 }
 
 // NewID returns a new sortable unique id (a ULID).
@@ -35,8 +51,16 @@ func NewID() string { return ulid.MustNew(ulid.Now(), rand.Reader).String() }
 // Add stores memories in one write: all or none. Missing ids, times and
 // types are filled; the caller's structs are not modified. In a scoped view
 // each memory gets the scope's keys (one that names another value for one of
-// them is refused), and an id held outside the scope is refused as taken.
+// them is refused), and an id held outside the scope is refused as taken. A
+// memory given without an id that repeats one exactly — same content, same
+// scope — is merged instead of stored twice (AddResult.Merged), when the
+// backend can check that in its write (backend.Merger; SQLite can).
 func (v view) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
+	return v.add(ctx, mems, nil)
+}
+
+// add is Add, telling progress how many of the memories to embed are done.
+func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total int)) (AddResult, error) {
 	var res AddResult
 	now := time.Now().UTC()
 	prepared := make([]*memory.Memory, len(mems))
@@ -55,14 +79,74 @@ func (v view) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 		seen[m.ID] = i
 		prepared[i] = m
 	}
-	res.Embedded, res.Deferred = v.e.embedMissing(ctx, prepared)
+	merger, canMerge := v.e.be.(backend.Merger)
+	// Exact repeats within the call go to their first copy; the rest are
+	// checked against the store inside its write.
+	into := make([]int, len(mems)) // index of the copy memory i repeats, or -1
+	mergeable := make([]bool, len(mems))
+	first := map[string]int{}
+	var todo []*memory.Memory
+	for i, m := range prepared {
+		into[i] = -1
+		if canMerge && mems[i].ID == "" {
+			mergeable[i] = true
+			key := m.ContentHash + "\x00" + memory.FormatScope(m.Scope)
+			if j, ok := first[key]; ok {
+				into[i] = j
+				continue
+			}
+			first[key] = i
+		}
+		todo = append(todo, m)
+	}
+	before := make([]*memory.Embedding, len(todo))
+	for k, m := range todo {
+		before[k] = m.Embedding
+	}
+	_, res.Deferred = v.e.embedMissing(ctx, todo, progress)
+	embeddedNow := make([]bool, len(todo)) // read before the backend takes the memories over
+	for k, m := range todo {
+		embeddedNow[k] = m.Embedding != nil && m.Embedding != before[k]
+	}
 	ids := make([]string, len(prepared))
 	for i, m := range prepared {
 		ids[i] = m.ID // before the backend takes the memories over
 	}
-	if err := v.e.be.Put(ctx, v.scope, prepared); err != nil {
+	existing := make([]string, len(todo))
+	if canMerge {
+		var flags []bool
+		for i := range prepared {
+			if into[i] < 0 {
+				flags = append(flags, mergeable[i])
+			}
+		}
+		var err error
+		if existing, err = merger.PutMerging(ctx, v.scope, todo, flags); err != nil {
+			return res, err
+		}
+	} else if err := v.e.be.Put(ctx, v.scope, todo); err != nil {
 		return res, err
 	}
+	k := 0
+	for i := range prepared {
+		if into[i] >= 0 {
+			continue
+		}
+		if existing[k] != "" {
+			ids[i] = existing[k]
+			res.Merged = append(res.Merged, Merge{Index: i, ID: ids[i]})
+		} else if embeddedNow[k] {
+			res.Embedded++
+		}
+		k++
+	}
+	for i := range prepared {
+		if j := into[i]; j >= 0 {
+			ids[i] = ids[j]
+			res.Merged = append(res.Merged, Merge{Index: i, ID: ids[i]})
+		}
+	}
+	slices.SortFunc(res.Merged, func(a, b Merge) int { return a.Index - b.Index })
 	res.IDs = ids
 	return res, nil
 }
@@ -137,8 +221,9 @@ func checkID(id string) error {
 }
 
 // embedMissing gives vectors to the memories that have none from the current
-// model. An embedder failure is not an error: it returns the reason instead.
-func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory) (embedded int, deferred string) {
+// model, telling progress (when set) after each batch. An embedder failure is
+// not an error: it returns the reason instead.
+func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory, progress func(done, total int)) (embedded int, deferred string) {
 	if e.embedder == nil {
 		return 0, ""
 	}
@@ -153,9 +238,12 @@ func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory) (embed
 	if timeout <= 0 {
 		timeout = DefaultWriteEmbedTimeout
 	}
-	err := batches(todo, func(_ int, batch []*memory.Memory) error {
+	err := batches(todo, func(start int, batch []*memory.Memory) error {
 		n, err := embedBatch(ctx, e.memEmbedder, batch, timeout)
 		embedded += n
+		if progress != nil && err == nil {
+			progress(start+len(batch), len(todo))
+		}
 		return err
 	})
 	if err != nil {
@@ -223,7 +311,7 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 	if h := m.ComputeHash(); h != old.ContentHash {
 		m.ContentHash = h
 		m.Embedding = nil
-		_, deferred := v.e.embedMissing(ctx, []*memory.Memory{&m})
+		_, deferred := v.e.embedMissing(ctx, []*memory.Memory{&m}, nil)
 		if deferred != "" {
 			v.e.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
 		}

@@ -92,3 +92,34 @@ type Description struct {
 	ChangeSeq int64  // the last change applied, 0 if the store has no change log
 	Memories  int    // how many memories it holds
 }
+
+// Warmer is a backend with local state it builds on first need, such as an
+// in-memory index over a file: Warm builds it now, so that the first search
+// does not wait for it (a server calls it at start). Without it there is
+// nothing to warm.
+type Warmer interface {
+	Warm(ctx context.Context) error
+}
+
+// Tallier is a backend that counts memories without visiting them one by one
+// (for Stats). Without it the engine counts what List visits.
+type Tallier interface {
+	Tally(ctx context.Context, scope map[string]string) (Tally, error)
+}
+
+// Tally counts the memories in a scope.
+type Tally struct {
+	Memories  int
+	Favorites int
+	Types     map[string]int // memories by type
+	Embedded  map[string]int // memories with a stored vector, by model
+}
+
+// Merger is a backend that stores memories unless an exact duplicate is
+// already stored, checked and written in one all-or-nothing unit: a memory i
+// with mergeable[i] whose content hash and scope equal a stored memory's is
+// not stored, and existing[i] is that memory's id ("" for one stored). Put's
+// other rules hold. Without it the engine stores duplicates.
+type Merger interface {
+	PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, err error)
+}

@@ -36,7 +36,8 @@ type Memory struct {
 	Favorite    bool              `json:"favorite,omitempty"`
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
-	// Uses counts every delivery (search, inject, brief) and touch.
+	// Uses counts the deliveries that were relevant (a search result or an
+	// injection that cleared the model's relevance bar) and the touches.
 	Uses int64 `json:"uses,omitempty"`
 	// Demand is the decayed count of uses as of DemandAt (half-life DemandHalfLife).
 	Demand   float64    `json:"demand,omitempty"`
@@ -47,11 +48,12 @@ type Memory struct {
 	Embedding *Embedding `json:"embedding,omitempty"`
 }
 
-// Embedding is a stored vector with the model that produced it.
+// Embedding is a stored vector with the model that produced it. A listing
+// or a get without the vector names the model and dimension only.
 type Embedding struct {
 	Model  string    `json:"model"`
 	Dim    int       `json:"dim"`
-	Vector []float32 `json:"vector"`
+	Vector []float32 `json:"vector,omitempty"`
 }
 
 // EmbedText is the text an embedder sees for a memory: its name, description and

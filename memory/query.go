@@ -42,6 +42,9 @@ type Query struct {
 	Lambda *float64 `json:"mmr_lambda,omitempty"`
 	// MinRelevance drops results whose relevance (in [0,1]) is below it.
 	MinRelevance float64 `json:"min_relevance,omitempty"`
+	// ModelBar drops results below the embedding model's relevance bar (what
+	// inject, the hooks and MCP use by default) when MinRelevance is 0.
+	ModelBar bool `json:"model_bar,omitempty"`
 	// NoRecord skips recording a use for the delivered results.
 	NoRecord bool `json:"no_record,omitempty"`
 }
@@ -56,7 +59,14 @@ type Response struct {
 	Stages    []string           `json:"stages"`
 	Degraded  []Degraded         `json:"degraded"`
 	TimingsMS map[string]float64 `json:"timings_ms"`
-	Results   []Result           `json:"results"`
+	// RelevanceBar is the embedding model's relevance bar for the strategy
+	// that ran: a result at or above it is relevant, and only those count as
+	// a use. MinRelevance is the bar this search applied (0: none), and
+	// BelowBar how many candidates it dropped.
+	RelevanceBar float64  `json:"relevance_bar"`
+	MinRelevance float64  `json:"min_relevance,omitempty"`
+	BelowBar     int      `json:"below_bar,omitempty"`
+	Results      []Result `json:"results"`
 }
 
 // FusionInfo says how the legs were merged.
@@ -90,6 +100,9 @@ type Result struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	Score       float64           `json:"score"`
 	Explain     *Explain          `json:"explain"`
+	// Excerpt is the passage a delivery (inject, brief) showed when the whole
+	// text did not fit its budget; Text is always whole.
+	Excerpt string `json:"excerpt,omitempty"`
 }
 
 // ResultOf is m as a result, without search evidence (Score and Explain).

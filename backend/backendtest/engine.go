@@ -85,8 +85,10 @@ func testEngine(t *testing.T, s suite) {
 			t.Fatalf("%s: results %v, want %s first, explained", mode, resultIDs(resp), id(1))
 		}
 	}
-	// Favorite and demand boosts reorder equal matches.
-	twins, err := db.Add(ctx, &engram.Memory{Text: "the wifi password is on the fridge"}, &engram.Memory{Text: "the wifi password is on the fridge", Favorite: true})
+	// Favorite and demand boosts reorder equal matches (ids given: an exact
+	// repeat without one would be merged into the first).
+	twins, err := db.Add(ctx, &engram.Memory{ID: "twin-a", Text: "the wifi password is on the fridge"},
+		&engram.Memory{ID: "twin-b", Text: "the wifi password is on the fridge", Favorite: true})
 	if err != nil {
 		t.Fatal(err)
 	}

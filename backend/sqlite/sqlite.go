@@ -72,9 +72,14 @@ var (
 	_ backend.Forker      = (*Backend)(nil)
 	_ backend.Snapshotter = (*Backend)(nil)
 	_ backend.Describer   = (*Backend)(nil)
+	_ backend.Warmer      = (*Backend)(nil)
+	_ backend.Tallier     = (*Backend)(nil)
+	_ backend.Merger      = (*Backend)(nil)
 )
 
-// Open opens or creates the store at path and loads its index.
+// Open opens or creates the store at path. Its index is loaded on first need
+// (a search, a listing, a catch-up) or by Warm: writes, reads by id, counts and
+// exports go to the file alone.
 func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	mo, err := opts.mirrorOptions()
 	if err != nil {
@@ -84,12 +89,16 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	mi, err := mirror.Open(ctx, st, mo)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	return &Backend{st: st, mi: mirror.New(st, mo)}, nil
+}
+
+// Warm loads the index now, if it is not loaded yet: a server calls it at
+// start so that its first search does not pay for it.
+func (b *Backend) Warm(ctx context.Context) error {
+	if err := b.mi.Load(ctx); err != nil {
+		return fmt.Errorf("load the index of %s: %w", b.st.Path(), err)
 	}
-	return &Backend{st: st, mi: mi}, nil
+	return nil
 }
 
 // mirrorOptions are the index options the backend's options ask for.
@@ -137,6 +146,22 @@ func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memo
 		return err
 	}
 	return b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: mems})
+}
+
+// PutMerging stores the memories that repeat none already stored, in one
+// write, and puts them straight into the index.
+func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) ([]string, error) {
+	existing, first, last, err := b.st.PutMerging(ctx, scope, mems, mergeable)
+	if err != nil {
+		return nil, err
+	}
+	stored := make([]*memory.Memory, 0, len(mems))
+	for i, m := range mems {
+		if existing[i] == "" {
+			stored = append(stored, m)
+		}
+	}
+	return existing, b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: stored})
 }
 
 // Delete removes memories from the file and the index.
@@ -197,8 +222,13 @@ func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string
 }
 
 // List visits memories in id order: from the index, or, when q.Vectors asks
-// for the stored vectors, from the file.
+// for the stored vectors, from the file (without loading the index).
 func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory.Memory) error) error {
+	if !q.Vectors {
+		if err := b.Warm(ctx); err != nil {
+			return err
+		}
+	}
 	if q.Vectors {
 		return b.st.Scan(ctx, func(m *memory.Memory) error {
 			if !q.Filter.Match(m) {
@@ -220,11 +250,17 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 
 // Models counts the index's vectors per model.
 func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, error) {
+	if err := b.Warm(ctx); err != nil {
+		return nil, err
+	}
 	return b.mi.Models(ctx)
 }
 
 // Legs runs the legs over the index.
 func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResult, error) {
+	if err := b.Warm(ctx); err != nil {
+		return nil, err
+	}
 	return b.mi.Legs(ctx, q)
 }
 
@@ -242,7 +278,10 @@ func (b *Backend) SetSetting(ctx context.Context, key, value string) error {
 }
 
 // Fork is a private copy of the index for calibration.
-func (b *Backend) Fork(_ context.Context, model string, replace map[string]*memory.Memory) (backend.Searcher, error) {
+func (b *Backend) Fork(ctx context.Context, model string, replace map[string]*memory.Memory) (backend.Searcher, error) {
+	if err := b.Warm(ctx); err != nil {
+		return nil, err
+	}
 	return b.mi.Fork(model, replace), nil
 }
 
@@ -250,15 +289,36 @@ func (b *Backend) Fork(_ context.Context, model string, replace map[string]*memo
 func (b *Backend) WriteSnapshot(ctx context.Context) (int64, error) { return b.mi.WriteSnapshot(ctx) }
 
 // Describe reports the file, its size (with the write-ahead log) and the
-// index's change-log position and size.
-func (b *Backend) Describe(context.Context) (backend.Description, error) {
-	d := backend.Description{Path: b.st.Path(), ChangeSeq: b.mi.Seq(), Memories: b.mi.Len()}
+// index's change-log position and size; before the index is loaded, the
+// file's own (without loading it).
+func (b *Backend) Describe(ctx context.Context) (backend.Description, error) {
+	d := backend.Description{Path: b.st.Path()}
+	if b.mi.Loaded() {
+		d.ChangeSeq, d.Memories = b.mi.Seq(), b.mi.Len()
+	} else {
+		var err error
+		if d.Memories, err = b.st.Count(ctx); err != nil {
+			return d, fmt.Errorf("count memories: %w", err)
+		}
+		if d.ChangeSeq, err = b.st.LastSeq(ctx); err != nil {
+			return d, fmt.Errorf("read the change log: %w", err)
+		}
+	}
 	for _, p := range []string{d.Path, d.Path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
 			d.Bytes += fi.Size()
 		}
 	}
 	return d, nil
+}
+
+// Tally counts the memories in scope from the file, without the index.
+func (b *Backend) Tally(ctx context.Context, scope map[string]string) (backend.Tally, error) {
+	t, err := b.st.Tally(ctx, scope)
+	if err != nil {
+		return backend.Tally{}, err
+	}
+	return backend.Tally{Memories: t.Memories, Favorites: t.Favorites, Types: t.Types, Embedded: t.Embedded}, nil
 }
 
 // GetEmbedding looks a vector up in the file's embedding cache (embed.Cache).
@@ -276,6 +336,10 @@ func (b *Backend) PutEmbedding(ctx context.Context, model, hash string, v []floa
 func (b *Backend) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
 	return b.st.PutEmbeddings(ctx, model, hashes, vecs)
 }
+
+// IndexLoaded reports whether the index has been loaded: a diagnostic for
+// tests and benchmarks of what needs it.
+func (b *Backend) IndexLoaded() bool { return b.mi.Loaded() }
 
 // RowsRead is how many rows of memories this backend has read from the file
 // since Open: a diagnostic for tests and benchmarks that bound reads.

@@ -32,14 +32,43 @@ func (f *memoryFlags) register(c *cobra.Command) {
 
 func init() { register(newAdd) }
 
+// maxMemoryText bounds a memory's text read from standard input (the HTTP
+// API's body limit).
+const maxMemoryText = 8 << 20
+
 func newAdd(e *env) *cobra.Command {
 	var f memoryFlags
 	c := &cobra.Command{
-		Use:   "add TEXT",
+		Use:   "add TEXT|-",
 		Short: "Store one memory and print its id",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: `Store one memory and print its id. TEXT - reads the text from standard input
+(for long text, or text that starts with a dash; trailing newlines are dropped).
+A memory with the same name, description and text in the same scope as one
+already stored is not stored twice: the stored one's id is printed, and a note
+says so on stderr.`,
+		Example: `  engram add "The deploy key lives in the vault" --type fact --scope project=engram
+  pbpaste | engram add - --name "Release runbook"`,
+		Args: func(cmd *cobra.Command, a []string) error {
+			if len(a) > 1 {
+				return usagef("add takes one TEXT, %d given: quote it, or give - to read it from standard input", len(a))
+			}
+			return args(cobra.ExactArgs(1))(cmd, a)
+		},
 		RunE: func(cmd *cobra.Command, a []string) error {
-			m := &engram.Memory{Text: a[0], Name: f.name, Description: f.description, Type: f.typ,
+			text := a[0]
+			if text == "-" {
+				b, err := io.ReadAll(io.LimitReader(e.stdin, maxMemoryText+1))
+				if err != nil {
+					return fmt.Errorf("add: read standard input: %w", err)
+				}
+				if len(b) > maxMemoryText {
+					return usagef("add -: standard input is longer than %d bytes", maxMemoryText)
+				}
+				if text = strings.TrimRight(string(b), "\r\n"); strings.TrimSpace(text) == "" {
+					return usagef("add -: standard input is empty")
+				}
+			}
+			m := &engram.Memory{Text: text, Name: f.name, Description: f.description, Type: f.typ,
 				Scene: f.scene, Source: f.source, Tags: f.tags, Favorite: f.favorite}
 			scope, err := memory.ParseScope(f.scope...)
 			if err != nil {
@@ -49,12 +78,15 @@ func newAdd(e *env) *cobra.Command {
 			if f.metadata != "" {
 				m.Metadata = json.RawMessage(f.metadata)
 			}
-			return e.withStore(cmd.Context(), func(db store) error {
+			return e.withNewStore(cmd.Context(), func(db store) error {
 				res, err := db.Add(cmd.Context(), m)
 				if err != nil {
 					return err
 				}
 				e.warnDeferred(res.Deferred)
+				for _, mg := range res.Merged {
+					fmt.Fprintf(e.stderr, "engram: not stored again: memory %s already holds this text in this scope\n", mg.ID)
+				}
 				return e.out(res, func(w io.Writer) error {
 					_, err := fmt.Fprintln(w, strings.Join(res.IDs, "\n"))
 					return err

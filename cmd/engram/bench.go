@@ -175,8 +175,8 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	if err := b.ingest(ctx, path, n, res); err != nil {
 		return nil, err
 	}
-	// The ingesting store's Close wrote an index snapshot; remove it so the
-	// first open measures the full rebuild (which writes a new one).
+	// Remove any index snapshot so that the first open measures the full
+	// rebuild (which writes a new one).
 	_ = os.Remove(engram.SnapshotPath(path))
 	// Start the open from a clean heap: the ingesting store is closed and gone.
 	runtime.GC()
@@ -187,6 +187,9 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	open := func() (*engram.DB, float64, float64, error) {
 		t0 := time.Now()
 		db, err := engram.Open(ctx, path, b.options())
+		if err == nil {
+			err = db.Warm(ctx) // the index is built on first need: load it here, to time it apart
+		}
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("reopen: %w", err)
 		}

@@ -32,7 +32,8 @@ type benchSize struct {
 	IngestSeconds float64 `json:"ingest_seconds"`
 	IngestPerSec  float64 `json:"ingest_per_sec"`
 	FileBytes     int64   `json:"file_bytes"`
-	// LoadSeconds is engram.Open alone; OpenSeconds is Open until the first
+	// LoadSeconds is engram.Open and loading the index (DB.Warm: the index is
+	// otherwise built on first need); OpenSeconds is Open until the first
 	// search has answered. Both are the first open after ingest, which
 	// rebuilds the index from SQLite (and, from SnapshotMinMemories up, writes
 	// the index snapshot); SnapshotOpenSeconds is the next open until the

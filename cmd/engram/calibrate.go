@@ -18,6 +18,7 @@ func newCalibrate(e *env) *cobra.Command {
 	var (
 		opt     engram.CalibrateOptions
 		weights string
+		reset   bool
 	)
 	c := &cobra.Command{
 		Use:   "calibrate",
@@ -27,10 +28,26 @@ with this embedder. Pseudo-queries are made from the store's own memories (by
 default a sentence held out of each, the memory searched without it); each is
 run at every vector weight, and the smallest weight whose MRR@10 of the source
 memory is within one standard error of the best is stored as the store's weight
-for the current model (weight_source "store" in search output).
-ENGRAM_VECTOR_WEIGHT still overrides it. --dry-run measures without storing.`,
+for the current model (weight_source "store" in search output). The table and
+the decision are printed. A weight of 0 would switch the vector leg off: it is
+reported, not stored, unless --allow-off. ENGRAM_VECTOR_WEIGHT still overrides
+the stored weight. --dry-run measures without storing; --reset removes the
+stored weight, so searches use the model's default again.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := e.localOnly("calibrate"); err != nil {
+				return err
+			}
+			if reset {
+				return e.withDB(cmd.Context(), func(db *engram.DB) error {
+					w, err := db.ResetCalibration(cmd.Context())
+					if err != nil {
+						return err
+					}
+					return e.outf(map[string]any{"reset": true, "vector_weight": w, "weight_source": "model"},
+						"stored vector weight removed: searches use the model's %g\n", w)
+				})
+			}
 			if weights != "" {
 				ws, err := parseWeights(weights)
 				if err != nil {
@@ -42,6 +59,7 @@ ENGRAM_VECTOR_WEIGHT still overrides it. --dry-run measures without storing.`,
 				return usagef("--samples %d: must not be negative", opt.Samples)
 			}
 			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+				opt.Progress = e.progressBar("calibrate")
 				res, err := db.Calibrate(cmd.Context(), opt)
 				if err != nil {
 					return err
@@ -56,6 +74,8 @@ ENGRAM_VECTOR_WEIGHT still overrides it. --dry-run measures without storing.`,
 	fl.Uint64Var(&opt.Seed, "seed", 0, "which memories are drawn")
 	fl.StringVar(&weights, "weights", "", "comma-separated vector weights to try (default 0,.02,.05,.1,.2,.3,.5,1)")
 	fl.BoolVar(&opt.DryRun, "dry-run", false, "measure only; do not store the chosen weight")
+	fl.BoolVar(&opt.AllowOff, "allow-off", false, "store the chosen weight even when it is 0 (the vector leg off)")
+	fl.BoolVar(&reset, "reset", false, "remove the stored weight: searches use the model's default again")
 	return c
 }
 
@@ -79,25 +99,38 @@ func parseWeights(s string) ([]float64, error) {
 	return out, nil
 }
 
-// writeCalibration prints the sweep and the choice.
+// writeCalibration prints the sweep and the decision.
 func writeCalibration(w io.Writer, res *engram.CalibrateResult) error {
 	fmt.Fprintf(w, "model %s, %d pseudo-queries (%s)\n", res.Model, res.Queries, res.Method)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "weight\tMRR@10\t±se\thit@1\t\t\n")
 	for _, p := range res.Points {
 		mark := ""
-		if p.Weight == res.Chosen {
-			mark = "←"
+		switch {
+		case p.Weight == res.Chosen && p.Weight == res.Best:
+			mark = "← best, chosen"
+		case p.Weight == res.Chosen:
+			mark = "← chosen"
+		case p.Weight == res.Best:
+			mark = "← best"
 		}
 		fmt.Fprintf(tw, "%g\t%.3f\t%.3f\t%.3f\t%s\t\n", p.Weight, p.MRR, p.SE, p.Hit1, mark)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	verb := "stored"
-	if !res.Stored {
-		verb = "not stored (dry run)"
+	if res.Chosen != res.Best {
+		fmt.Fprintf(w, "chosen %g, not the best %g: the smallest weight within one standard error of the best MRR\n", res.Chosen, res.Best)
 	}
-	_, err := fmt.Fprintf(w, "vector weight %g %s; was %g (%s)\n", res.Chosen, verb, res.Previous, res.PreviousSource)
+	var err error
+	switch {
+	case res.Stored:
+		_, err = fmt.Fprintf(w, "vector weight %g stored; was %g (%s)\n", res.Chosen, res.Previous, res.PreviousSource)
+	case res.NotStored == "dry run":
+		_, err = fmt.Fprintf(w, "vector weight %g not stored (dry run); searches keep %g (%s)\n", res.Chosen, res.Previous, res.PreviousSource)
+	default:
+		_, err = fmt.Fprintf(w, "vector weight %g not stored: %s (--allow-off stores it); searches keep %g (%s)\n",
+			res.Chosen, res.NotStored, res.Previous, res.PreviousSource)
+	}
 	return err
 }

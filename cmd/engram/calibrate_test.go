@@ -26,15 +26,24 @@ func calibrationStore(t *testing.T, n int) string {
 func TestCalibrateCommand(t *testing.T) {
 	db := calibrationStore(t, 40)
 	out := mustCLI(t, db, "", "calibrate", "--dry-run", "--samples", "35")
-	for _, want := range []string{"35 pseudo-queries (heldout)", "MRR@10", "not stored (dry run)", "was 0.1 (model)"} {
+	for _, want := range []string{"35 pseudo-queries (heldout)", "MRR@10", "not stored (dry run)", "searches keep 0.1 (model)", "← "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	js := mustCLI(t, db, "", "--json", "calibrate", "--weights", "0,0.5", "--method", "partial")
+	// A weight of 0 switches the vector leg off: shown, not stored, unless asked.
+	out = mustCLI(t, db, "", "calibrate", "--weights", "0,0.5", "--method", "partial")
+	if !strings.Contains(out, "vector weight 0 not stored: a weight of 0 switches the vector leg off") || !strings.Contains(out, "--allow-off") {
+		t.Fatalf("a weight of 0 without --allow-off:\n%s", out)
+	}
+	if s := mustCLI(t, db, "", "--json", "stats"); !strings.Contains(s, `"weight_source": "model"`) {
+		t.Fatalf("a refused weight was stored:\n%s", s)
+	}
+	js := mustCLI(t, db, "", "--json", "calibrate", "--weights", "0,0.5", "--method", "partial", "--allow-off")
 	var res struct {
 		Method string  `json:"method"`
 		Chosen float64 `json:"chosen"`
+		Best   float64 `json:"best"`
 		Stored bool    `json:"stored"`
 		Points []struct {
 			Weight float64 `json:"weight"`
@@ -44,12 +53,18 @@ func TestCalibrateCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &res); err != nil {
 		t.Fatalf("%v: %s", err, js)
 	}
-	if res.Method != "partial" || !res.Stored || len(res.Points) != 2 {
+	if res.Method != "partial" || !res.Stored || res.Chosen != 0 || len(res.Points) != 2 {
 		t.Fatalf("result %+v", res)
 	}
 	search := mustCLI(t, db, "", "--json", "search", "deploy key", "--no-record")
 	if !strings.Contains(search, `"weight_source": "store"`) {
 		t.Errorf("search after calibrate does not use the store's weight:\n%s", search)
+	}
+	if out := mustCLI(t, db, "", "calibrate", "--reset"); !strings.Contains(out, "searches use the model's 0.1") {
+		t.Errorf("reset: %s", out)
+	}
+	if search := mustCLI(t, db, "", "--json", "search", "deploy key", "--no-record"); !strings.Contains(search, `"weight_source": "model"`) {
+		t.Errorf("search after --reset does not use the model's weight:\n%s", search)
 	}
 }
 
@@ -70,6 +85,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"extra argument", db, "", []string{"calibrate", "now"}, "unknown command"},
 		{"too small", small, "", []string{"calibrate"}, "need 30"},
 		{"no embedder", db, "none", []string{"calibrate"}, "needs an embedder"},
+		{"missing store", filepath.Join(t.TempDir(), "typo.db"), "", []string{"calibrate"}, "no store at"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

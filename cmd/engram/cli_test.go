@@ -125,7 +125,7 @@ func TestCLIBadInput(t *testing.T) {
 		{"missing import file", db, "", []string{"import", filepath.Join(dir, "nope.jsonl")}, "no such file"},
 		{"bad batch line", db, "{\"query\": 3}\n", []string{"search", "--batch", "-"}, "invalid"},
 		{"not sqlite", notSQLite, "", []string{"stats"}, "not an Engram database"},
-		{"missing directory", filepath.Join(dir, "no", "such", "e.db"), "", []string{"stats"}, "does not exist"},
+		{"missing directory", filepath.Join(dir, "no", "such", "e.db"), "", []string{"add", "x"}, "does not exist"},
 		{"bad embedder", db, "", []string{"search", "x", "--mode", "bm25"}, ""},
 	}
 	for _, c := range cases {
@@ -178,7 +178,9 @@ func TestDemo(t *testing.T) {
 	if code := run(context.Background(), []string{"demo"}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("demo: exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"embedder glove100", "created_at", "what colour scheme", "hybrid 2", "Each leg alone misses one kind of question"} {
+	// The fusion case: hybrid strictly better than each leg, not equal to the better one.
+	for _, want := range []string{"embedder glove100", "created_at", "what colour scheme", "hybrid 3", "Each leg alone misses one kind of question",
+		`on "where is our ssh key stored" hybrid ranks the answer 1, above BM25 (rank 2) and the vector leg (rank 2)`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q", want)
 		}

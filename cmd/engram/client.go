@@ -10,9 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
 	"github.com/engram-memory/engram/server/httpapi"
 )
 
@@ -27,8 +30,19 @@ var (
 )
 
 // withStore runs fn with the server named by $ENGRAM_URL (key $ENGRAM_API_KEY)
-// when it is set and no --db is given, else with the local database.
+// when it is set and no --db is given, else with the local database, which
+// must exist.
 func (e *env) withStore(ctx context.Context, fn func(db store) error) error {
+	return e.store(ctx, false, fn)
+}
+
+// withNewStore is withStore for a command that writes: it creates a local
+// store that does not exist yet.
+func (e *env) withNewStore(ctx context.Context, fn func(db store) error) error {
+	return e.store(ctx, true, fn)
+}
+
+func (e *env) store(ctx context.Context, create bool, fn func(db store) error) error {
 	if u := os.Getenv("ENGRAM_URL"); u != "" && e.dbPath == "" {
 		c, err := newClient(u, os.Getenv("ENGRAM_API_KEY"))
 		if err != nil {
@@ -37,7 +51,7 @@ func (e *env) withStore(ctx context.Context, fn func(db store) error) error {
 		defer c.hc.CloseIdleConnections()
 		return fn(c)
 	}
-	return e.withDB(ctx, func(db *engram.DB) error { return fn(db) })
+	return e.local(ctx, create, func(db *engram.DB) error { return fn(db) })
 }
 
 // client speaks the HTTP API (server/httpapi) for the CLI.
@@ -257,4 +271,48 @@ func (c *client) Stats(ctx context.Context) (engram.Stats, error) {
 	var s engram.Stats
 	err := c.do(ctx, http.MethodGet, "/v1/stats", nil, &s)
 	return s, err
+}
+
+// List fetches one page of a listing (GET /v1/memories).
+func (c *client) List(ctx context.Context, opt engram.ListOptions) (*engram.ListPage, error) {
+	q := url.Values{}
+	if len(opt.Scope) > 0 {
+		q.Set("scope", memory.FormatScope(opt.Scope))
+	}
+	for k, v := range map[string]string{"type": opt.Type, "scene": opt.Scene, "source": opt.Source, "order": opt.Order, "cursor": opt.Cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	for _, t := range opt.Tags {
+		q.Add("tag", t)
+	}
+	if opt.Since != nil {
+		q.Set("since", opt.Since.Format(time.RFC3339Nano))
+	}
+	if opt.Until != nil {
+		q.Set("until", opt.Until.Format(time.RFC3339Nano))
+	}
+	if opt.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opt.Limit))
+	}
+	path := "/v1/memories"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var page engram.ListPage
+	if err := c.do(ctx, http.MethodGet, path, nil, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// DeleteScope deletes a scope's memories on the server (DELETE /v1/memories).
+func (c *client) DeleteScope(ctx context.Context, scope map[string]string) (int, error) {
+	if len(scope) == 0 {
+		return 0, fmt.Errorf("%w: delete by scope needs at least one key=value", engram.ErrInvalid)
+	}
+	var res map[string]int
+	err := c.do(ctx, http.MethodDelete, "/v1/memories?"+url.Values{"scope": {memory.FormatScope(scope)}}.Encode(), nil, &res)
+	return res["deleted"], err
 }

@@ -104,6 +104,22 @@ func TestCLIClient(t *testing.T) {
 		t.Fatalf("invalid import: exit %d: %s", code, errs)
 	}
 
+	// list pages as the local path does; reindex and calibrate refuse to act
+	// on a local file while ENGRAM_URL names the server.
+	if remote, local := mustClient(t, u, "", "", "--json", "list", "--scope", "team=t1", "--order", "id"),
+		mustCLI(t, dbPath, "", "--json", "list", "--scope", "team=t1", "--order", "id"); remote != local || !strings.Contains(remote, id) {
+		t.Fatalf("list differs:\nclient: %s\nlocal:  %s", remote, local)
+	}
+	out, errs, code = clientCLI(t, u, "", "", "list", "--limit", "1")
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(errs, "engram list --cursor ") {
+		t.Fatalf("list --limit 1: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	for _, cmd := range []string{"reindex", "calibrate"} {
+		if _, errs, code := clientCLI(t, u, "", "", cmd); code != 2 || !strings.Contains(errs, cmd+" works on a store file, and ENGRAM_URL") {
+			t.Errorf("%s with ENGRAM_URL: exit %d: %s", cmd, code, errs)
+		}
+	}
+
 	// delete, then errors map back to the local exit codes and messages.
 	if out := mustClient(t, u, "", "", "delete", id); out != "deleted 1\n" {
 		t.Fatalf("delete printed %q", out)
@@ -115,6 +131,13 @@ func TestCLIClient(t *testing.T) {
 	}
 	if _, errs, code := clientCLI(t, u, "", "", "search", "x", "--limit", "5000"); code != 2 || !strings.Contains(errs, "limit") {
 		t.Fatalf("huge limit: exit %d: %s", code, errs)
+	}
+	// Delete by scope: the rest of team t1 in one call.
+	if out := mustClient(t, u, "", "", "delete", "--scope", "team=t1"); out != "deleted 1\n" {
+		t.Fatalf("delete --scope printed %q", out)
+	}
+	if out := mustClient(t, u, "", "", "stats"); !strings.Contains(out, "0 memories") {
+		t.Fatalf("stats after delete --scope: %q", out)
 	}
 
 	if code := srv.stop(); code != 0 {

@@ -28,11 +28,23 @@ func engramRun(tb testing.TB, stdin string, args ...string) (string, string, int
 // (fixed ids and times), with the environment pinned for stable output.
 func deliveryStore(tb testing.TB) string {
 	tb.Helper()
+	return storeOf(tb, "memories.jsonl")
+}
+
+// longStore is deliveryStore for testdata/delivery/long.jsonl: memories of
+// 750 to 1,850 characters, as long as the budgets that deliver them.
+func longStore(tb testing.TB) string {
+	tb.Helper()
+	return storeOf(tb, "long.jsonl")
+}
+
+func storeOf(tb testing.TB, file string) string {
+	tb.Helper()
 	tb.Setenv("ENGRAM_EMBEDDER", "")
 	tb.Setenv("ENGRAM_SCOPE", "")
 	tb.Setenv("ENGRAM_URL", "")
 	db := filepath.Join(tb.TempDir(), "delivery.db")
-	data, err := os.ReadFile(filepath.Join("testdata", "delivery", "memories.jsonl"))
+	data, err := os.ReadFile(filepath.Join("testdata", "delivery", file))
 	if err != nil {
 		tb.Fatal(err)
 	}

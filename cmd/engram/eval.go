@@ -24,13 +24,17 @@ type evalFlags struct {
 	neighbours, limit, workers  int
 	batch, conversations        int
 	perQuery                    bool
+	// The delivery measure (--dataset delivery).
+	bars       string
+	target     float64
+	floor, bar float64
 }
 
 func newEval(e *env) *cobra.Command {
 	var f evalFlags
 	c := &cobra.Command{
-		Use:   "eval --dataset scifact|locomo",
-		Short: "Measure retrieval quality on a public benchmark, mode by mode",
+		Use:   "eval --dataset scifact|locomo|delivery",
+		Short: "Measure retrieval quality on a public benchmark, mode by mode, or inject's delivery",
 		Long: `Measure retrieval quality on a public benchmark. Each corpus is loaded into a
 fresh temporary store (the configured embedder, builtin by default), every mode
 answers every query without recording uses, and the rankings are scored with
@@ -44,9 +48,19 @@ Data sets (under --data, default $ENGRAM_DATA, else ../shared/data):
 
 Modes (--modes, comma-separated): bm25, vector, hybrid; "sweep" for hybrid at
 vector weights 0…1; variants such as hybrid:w=0.2, hybrid:fusion=rsf,
-hybrid+mmr:lambda=0.5, hybrid:candidates=200.`,
+hybrid+mmr:lambda=0.5, hybrid:candidates=200.
+
+--dataset delivery measures inject as shipped (limit 5, the model's relevance
+bar) for the configured embedder: the share of answerable LoCoMo questions it
+delivers a gold turn for, and the share of questions about absent topics
+(LoCoMo questions against SciFact, SciFact questions against each
+conversation) it answers with nothing, at each bar of --bars, at the model's
+bar, and at the smallest bar that leaves --target of each absent set empty:
+the value to give the model in config.go's ModelDefaults. Needs locomo/ and
+scifact/ under --data.`,
 		Example: `  engram eval --dataset scifact --modes bm25,vector,hybrid,sweep --svg scifact.svg
-  engram eval --dataset locomo --level session --modes bm25,hybrid --json locomo.json`,
+  engram eval --dataset locomo --level session --modes bm25,hybrid --json locomo.json
+  ENGRAM_EMBEDDER=builtin engram eval --dataset delivery`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runEval(cmd, f) },
 	}
@@ -67,12 +81,19 @@ hybrid+mmr:lambda=0.5, hybrid:candidates=200.`,
 	fl.StringVar(&f.anchors, "anchors", "builtin", "published rows: builtin, none, or a JSON file of anchors")
 	fl.BoolVar(&f.perQuery, "per-query", false, "keep every query's scores and top ids in the JSON report")
 	fl.StringVar(&f.tmp, "tmp", "", "directory for the temporary stores (default the system's)")
+	fl.StringVar(&f.bars, "bars", "", "delivery: relevance bars to tabulate (default 0,.05,.08,.1,.12,.14,.16,.18,.2,.25,.3)")
+	fl.Float64Var(&f.target, "target", 0.9, "delivery: the share of each absent-topic set the suggested bar leaves empty")
+	fl.Float64Var(&f.floor, "relevance-floor", 0, "delivery: the model's relevance floor to measure with (default the model's)")
+	fl.Float64Var(&f.bar, "relevance-bar", 0, "delivery: the model's bar to measure with (default the model's)")
 	return c
 }
 
 func (e *env) runEval(cmd *cobra.Command, f evalFlags) error {
 	if err := f.check(); err != nil {
 		return usageError{err}
+	}
+	if strings.EqualFold(f.dataset, "delivery") {
+		return e.runDeliveryEval(cmd, f)
 	}
 	modes, err := eval.ParseModes(f.modes)
 	if err != nil {

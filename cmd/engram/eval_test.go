@@ -204,3 +204,38 @@ func TestEvalBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalDelivery: engram eval --dataset delivery runs inject over the
+// LoCoMo questions and the absent-topic pairings, names the model and its
+// bar, and finds its simulation equal to the real inject on every question.
+func TestEvalDelivery(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "")
+	data := locomoFixture(t)
+	sf := beirFixture(t)
+	if err := os.Rename(filepath.Join(sf, "scifact"), filepath.Join(data, "scifact")); err != nil {
+		t.Fatal(err)
+	}
+	jsonPath := filepath.Join(t.TempDir(), "d.json")
+	stdout, stderr, code := runCLI(t, "eval", "--dataset", "delivery", "--data", data, "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"model glove100-mean-v1", "← the model's bar", "← suggested", "questions, 0 differ",
+		"answerable 2", "scifact 3", "absent:locomo→scifact 2", "absent:scifact→locomo 3"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	var rep struct {
+		Bar     float64
+		Checked int
+		Default struct{ Delivered float64 }
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	if rep.Bar <= 0 || rep.Checked != 10 || rep.Default.Delivered != 1 {
+		t.Fatalf("report %+v: want the model's bar, 10 questions checked, both answerable questions delivered", rep)
+	}
+}

@@ -4,14 +4,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/memory"
 )
 
 func init() { register(newGet) }
 
 func newGet(e *env) *cobra.Command {
-	return &cobra.Command{
+	var vector bool
+	c := &cobra.Command{
 		Use:   "get ID",
 		Short: "Print one memory (JSON)",
+		Long:  "Print one memory as JSON, every field; its embedding shows the model and the\ndimension, and --vector adds the vector itself.",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return e.withStore(cmd.Context(), func(db store) error {
@@ -19,8 +22,15 @@ func newGet(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if emb := m.Embedding; emb != nil && !vector {
+					c := *m
+					c.Embedding = &memory.Embedding{Model: emb.Model, Dim: emb.Dim}
+					m = &c
+				}
 				return format.JSON(e.stdout, m, false)
 			})
 		},
 	}
+	c.Flags().BoolVar(&vector, "vector", false, "also print the embedding's vector")
+	return c
 }

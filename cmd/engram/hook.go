@@ -32,14 +32,27 @@ type hookFlags struct {
 	budget   int
 	limit    int
 	minRel   float64
+	minRelOn bool // --min-relevance given: else the model's bar
 	timeout  time.Duration
 }
 
-// Headers introduce what a hook adds, so the model knows where it came from.
+// Headers introduce what a hook adds, so the model knows where it came from;
+// excerptNote follows a delivery that shows part of a long memory.
 const (
 	briefHeader  = "Memories from earlier sessions (Engram briefing):\n"
 	injectHeader = "Memories that may be relevant to this prompt (Engram):\n"
+	excerptNote  = "(A line ending in [excerpt of ID] shows part of a longer memory: fetch the whole by its id, with memory_get or engram get ID.)\n"
 )
+
+// withNote adds excerptNote to a delivery's text when it cut a memory.
+func withNote(text string, results []engram.Result) string {
+	for _, r := range results {
+		if r.Excerpt != "" {
+			return text + excerptNote
+		}
+	}
+	return text
+}
 
 // Claude Code hook events.
 const (
@@ -113,6 +126,7 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 				hookFail(e, err)
 				return nil
 			}
+			f.minRelOn = cmd.Flags().Changed("min-relevance")
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
 			in, err := readInput(ctx, e.stdin)
@@ -130,7 +144,7 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 	fl.StringVar(&f.cwdScope, "cwd-scope", "", "also scope KEY=<base name of the working directory>")
 	fl.IntVar(&f.budget, "budget", budget, "character budget of the added context")
 	fl.IntVar(&f.limit, "limit", 0, "memories at most (0: the default)")
-	fl.Float64Var(&f.minRel, "min-relevance", engram.DefaultInjectRelevance, "relevance bar (0–1) for prompt injection")
+	fl.Float64Var(&f.minRel, "min-relevance", 0, "relevance bar (0–1) for prompt injection (default: the embedding model's)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up (printing nothing) after this long")
 	return c
 }
@@ -270,7 +284,11 @@ func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in []b
 	if b.Text == "" {
 		return nil
 	}
-	return writeClaude(e.stdout, eventSessionStart, briefHeader+b.Text)
+	results := make([]engram.Result, len(b.Items))
+	for i, it := range b.Items {
+		results[i] = it.Result
+	}
+	return writeClaude(e.stdout, eventSessionStart, briefHeader+withNote(b.Text, results))
 }
 
 func runUserPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
@@ -303,12 +321,16 @@ func inject(ctx context.Context, db store, f *hookFlags, prompt, cwd string) (st
 	if err != nil {
 		return "", err
 	}
-	minRel := f.minRel
-	inj, err := db.Inject(ctx, prompt, engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit, MinRelevance: &minRel})
-	if err != nil {
+	opt := engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit}
+	if f.minRelOn {
+		minRel := f.minRel
+		opt.MinRelevance = &minRel
+	}
+	inj, err := db.Inject(ctx, prompt, opt)
+	if err != nil || inj.Text == "" {
 		return "", err
 	}
-	return inj.Text, nil
+	return withNote(inj.Text, inj.Results), nil
 }
 
 // hookFail reports a hook's error on stderr, one line, and nothing else.

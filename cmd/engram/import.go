@@ -29,8 +29,8 @@ func newImport(e *env) *cobra.Command {
 				defer f.Close()
 				in = f
 			}
-			return e.withStore(cmd.Context(), func(db store) error {
-				res, err := db.Import(cmd.Context(), in, engram.ImportOptions{SkipInvalid: skip})
+			return e.withNewStore(cmd.Context(), func(db store) error {
+				res, err := db.Import(cmd.Context(), in, engram.ImportOptions{SkipInvalid: skip, Progress: e.progressBar("embed")})
 				var bad engram.LineError
 				if err != nil && !skip && errors.As(err, &bad) {
 					return fmt.Errorf("%w; --skip-invalid imports the valid lines", err)
@@ -43,8 +43,12 @@ func newImport(e *env) *cobra.Command {
 				}
 				e.warnDeferred(res.Deferred)
 				return e.out(res, func(w io.Writer) error {
-					_, err := fmt.Fprintf(w, "imported %d memories (%d embedded, %d lines skipped)\n",
-						len(res.IDs), res.Embedded, len(res.Skipped))
+					merged := ""
+					if len(res.Merged) > 0 {
+						merged = fmt.Sprintf(", %d merged into memories with the same text", len(res.Merged))
+					}
+					_, err := fmt.Fprintf(w, "imported %d memories (%d embedded, %d lines skipped%s)\n",
+						len(res.IDs)-len(res.Merged), res.Embedded, len(res.Skipped), merged)
 					return err
 				})
 			})

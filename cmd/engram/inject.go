@@ -19,12 +19,16 @@ func newInject(e *env) *cobra.Command {
 		Use:   "inject PROMPT",
 		Short: "Print the memories relevant to a prompt, or nothing",
 		Long: `Recall memories for a user prompt and print only those whose relevance clears
-the bar (--min-relevance, 0 to 1), within the character budget, formatted for
-direct insertion into an LLM's context. When nothing clears the bar it prints
-nothing and exits 0, so a host can run it on every prompt. PROMPT - reads the
-prompt from stdin. --json always prints the injection object.`,
+the bar (--min-relevance, 0 to 1; by default the embedding model's, measured
+for it), within the character budget, formatted for direct insertion into an
+LLM's context. A memory too long for its share of the budget is shown as an
+excerpt, the passage that best matches the prompt, marked [excerpt of ID].
+When nothing clears the bar it prints nothing and exits 0, so a host can run
+it on every prompt. The words of PROMPT are joined; - reads the prompt from
+stdin. Each memory delivered counts as a use (--no-record: none). --json
+always prints the injection object.`,
 		Example: `  engram inject "how do we deploy to production?" --scope project=engram`,
-		Args:    args(cobra.ExactArgs(1)),
+		Args:    args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			fl, err := f.filter()
 			if err != nil {
@@ -37,8 +41,8 @@ prompt from stdin. --json always prints the injection object.`,
 				}
 				opt.MinRelevance = &minRel
 			}
-			prompt := a[0]
-			if prompt == "-" {
+			prompt := strings.Join(a, " ")
+			if len(a) == 1 && prompt == "-" {
 				b, err := io.ReadAll(io.LimitReader(e.stdin, maxPrompt+1))
 				if err != nil {
 					return fmt.Errorf("read prompt: %w", err)
@@ -65,7 +69,7 @@ prompt from stdin. --json always prints the injection object.`,
 	}
 	f.register(c, engram.DefaultInjectBudget)
 	c.Flags().IntVar(&f.limit, "limit", engram.DefaultInjectLimit, "memories at most")
-	c.Flags().Float64Var(&minRel, "min-relevance", engram.DefaultInjectRelevance, "relevance bar (0–1) a memory must clear")
+	c.Flags().Float64Var(&minRel, "min-relevance", 0, "relevance bar (0–1) a memory must clear (default: the embedding model's)")
 	return c
 }
 

@@ -21,7 +21,8 @@ func newMCP(e *env) *cobra.Command {
 		Short: "Serve the memory tools to an MCP client over stdio",
 		Long: `Serve Engram as a Model Context Protocol server on stdin and stdout, for agent
 hosts that start their tools as commands. Tools: memory_search, memory_add,
-memory_update, memory_delete, memory_get, memory_brief, memory_favorite.
+memory_update, memory_delete, memory_get, memory_brief, memory_favorite,
+memory_list.
 
 With --scope, the server sees and writes only that scope (for example one
 project's memories): every memory it adds carries the scope, and memories
@@ -35,7 +36,7 @@ outside it are invisible. Over HTTP the same tools are served by
 			if err != nil {
 				return usageError{fmt.Errorf("--scope: %w", err)}
 			}
-			return e.withDB(cmd.Context(), func(db *engram.DB) error {
+			return e.withNewDB(cmd.Context(), func(db *engram.DB) error {
 				var b mcpserver.Backend = db
 				if len(sc) > 0 {
 					v, err := db.WithScope(sc)

@@ -57,7 +57,7 @@ func mcpCall(tb testing.TB, cs *mcp.ClientSession, name string, args map[string]
 func addAndFind(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
 	lt, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(lt.Tools) != 7 {
+	if err != nil || len(lt.Tools) != 8 {
 		t.Fatalf("list tools: %v (%d tools)", err, len(lt.Tools))
 	}
 	var added struct{ ID string }

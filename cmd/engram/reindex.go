@@ -15,8 +15,11 @@ func newReindex(e *env) *cobra.Command {
 		Short: "Embed memories that lack a vector from the current model (--force: all)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := e.localOnly("reindex"); err != nil {
+				return err
+			}
 			return e.withDB(cmd.Context(), func(db *engram.DB) error {
-				res, err := db.Reindex(cmd.Context(), force, nil)
+				res, err := db.Reindex(cmd.Context(), force, e.progressBar("reindex"))
 				if err != nil {
 					return err
 				}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,9 +36,21 @@ The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), or a built-in mode
 name (minilm, static, glove), openai, ollama or none.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          args(cobra.NoArgs),
-		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Version:       version(),
+		Args: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 0 {
+				return nil
+			}
+			hint := "engram --help lists the commands"
+			if s := cmd.SuggestionsFor(a[0]); len(s) > 0 {
+				hint = "did you mean " + strings.Join(s, " or ") + "? " + hint
+			}
+			return usagef("unknown command %q (%s)", a[0], hint)
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SetVersionTemplate("engram {{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().StringVar(&e.dbPath, "db", "", "database file (default $ENGRAM_DB or the user data directory)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "machine-readable JSON output")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -46,6 +61,37 @@ name (minilm, static, glove), openai, ollama or none.`,
 		c.SilenceUsage = true
 	}
 	return root
+}
+
+// version names this build: the module version (a tagged release), else
+// "devel", with the commit and Go version it was built from when known.
+func version() string {
+	v := "devel"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if mv := info.Main.Version; mv != "" && mv != "(devel)" {
+		v = mv
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		return fmt.Sprintf("%s (commit %s%s, %s)", v, rev, dirty, info.GoVersion)
+	}
+	return fmt.Sprintf("%s (%s)", v, info.GoVersion)
 }
 
 // registered holds the subcommands, one file each, which add themselves with
@@ -64,8 +110,8 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-// path resolves the database path.
-func (e *env) path() (string, error) {
+// path resolves the database path; create makes the default data directory.
+func (e *env) path(create bool) (string, error) {
 	if e.dbPath != "" {
 		return e.dbPath, nil
 	}
@@ -81,17 +127,26 @@ func (e *env) path() (string, error) {
 		dir = filepath.Join(home, ".local", "share")
 	}
 	dir = filepath.Join(dir, "engram")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create data directory: %w", err)
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("create data directory: %w", err)
+		}
 	}
 	return filepath.Join(dir, "engram.db"), nil
 }
 
-// open opens the database with the configured providers.
-func (e *env) open(ctx context.Context) (*engram.DB, error) {
-	p, err := e.path()
+// open opens the database with the configured providers. Unless create, the
+// file must exist: a command that only reads or changes stored memories never
+// makes an empty store out of a mistyped path.
+func (e *env) open(ctx context.Context, create bool) (*engram.DB, error) {
+	p, err := e.path(create)
 	if err != nil {
 		return nil, err
+	}
+	if !create {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("no store at %s (engram add or engram import creates one; --db or $ENGRAM_DB names another)", p)
+		}
 	}
 	opts, err := optionsFromEnv()
 	if err != nil {
@@ -100,14 +155,33 @@ func (e *env) open(ctx context.Context) (*engram.DB, error) {
 	return engram.Open(ctx, p, opts)
 }
 
-// withDB runs fn with an open database and closes it.
+// withDB runs fn with the existing local database and closes it.
 func (e *env) withDB(ctx context.Context, fn func(db *engram.DB) error) error {
-	db, err := e.open(ctx)
+	return e.local(ctx, false, fn)
+}
+
+// withNewDB is withDB for a command that may create the store.
+func (e *env) withNewDB(ctx context.Context, fn func(db *engram.DB) error) error {
+	return e.local(ctx, true, fn)
+}
+
+func (e *env) local(ctx context.Context, create bool, fn func(db *engram.DB) error) error {
+	db, err := e.open(ctx, create)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	return fn(db)
+}
+
+// localOnly refuses a command that works on a store file when $ENGRAM_URL
+// names a server and no --db names a file: it would act on the local default
+// store, not the server's.
+func (e *env) localOnly(command string) error {
+	if u := os.Getenv("ENGRAM_URL"); u != "" && e.dbPath == "" {
+		return usagef("%s works on a store file, and ENGRAM_URL=%s names a server: run it where the server's file is, with --db PATH (or unset ENGRAM_URL)", command, u)
+	}
+	return nil
 }
 
 // out writes v as JSON when --json, else calls human.

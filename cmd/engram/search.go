@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
 )
@@ -28,6 +30,7 @@ type searchFlags struct {
 	vectorWeight, lambda, minRel float64
 	rrfK                         float64
 	rerank, mmr, hyde, noRecord  bool
+	record                       bool
 	batch                        string
 	context                      bool
 	budget                       int
@@ -38,20 +41,29 @@ func init() { register(newSearch) }
 func newSearch(e *env) *cobra.Command {
 	var f searchFlags
 	c := &cobra.Command{
-		Use:   "search QUERY",
+		Use:   "search QUERY...",
 		Short: "Recall memories for a query (hybrid BM25 + vector, explained)",
-		Long: `Recall memories for a query. The default output explains each result: its BM25
-rank and score, vector rank and cosine, fused score and boosts. --json gives the
-full response (DESIGN §6); --context gives compact text for an LLM's context.
+		Long: `Recall memories for a query (its words are joined: quotes are optional). The
+default output explains each result: its BM25 rank and score, vector rank and
+cosine, fused score, boosts and relevance (0 to 1). --json gives the full
+response, the search result JSON of the API; --context gives compact text for an
+LLM's context, a long memory shown as the passage that best matches the query.
+
+Results are ranked, not judged: a weak match is still listed. Its relevance says
+how much the legs agree it is about the query; a result at or above the
+embedding model's relevance bar (relevance_bar in --json) counts as a use of the
+memory (--no-record: none), the rest do not. --min-relevance drops results below
+a bar of your own.
 
 With --batch FILE (or - for stdin), each line is a JSON query object
 ({"qid", "query", "limit", "scope", "type", ...}); one JSON response a line comes
-out in the same order with qid echoed. Flags apply to lines that do not set their own.`,
+out in the same order with qid echoed. Flags apply to lines that do not set their
+own. A batch records no use unless --record is given.`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if f.batch != "" {
 				return args(cobra.NoArgs)(cmd, a)
 			}
-			return args(cobra.ExactArgs(1))(cmd, a)
+			return args(cobra.MinimumNArgs(1))(cmd, a)
 		},
 		RunE: func(cmd *cobra.Command, a []string) error {
 			base, err := f.query(cmd)
@@ -60,9 +72,10 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 			}
 			return e.withStore(cmd.Context(), func(db store) error {
 				if f.batch != "" {
+					base.NoRecord = !f.record // a batch is a measurement: no use unless asked
 					return e.searchBatch(cmd, db, base, f.batch)
 				}
-				base.Query = a[0]
+				base.Query = strings.Join(a, " ")
 				resp, err := db.Search(cmd.Context(), base)
 				if err != nil {
 					return err
@@ -72,7 +85,11 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 				}
 				e.printHints(degradedHints(resp.Degraded))
 				if f.context {
-					return format.Context(e.stdout, resp.Results, f.budget)
+					// Long memories as excerpts: the passage that best matches the query.
+					q := excerpt.NewQuery(tokenize.New(tokenize.DefaultOptions()), base.Query)
+					_, text := format.FitContext(resp.Results, format.ContextOptions{Budget: f.budget, Passage: q.Passage})
+					_, err := io.WriteString(e.stdout, text)
+					return err
 				}
 				return format.Explained(e.stdout, resp)
 			})
@@ -88,7 +105,7 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 	fl.StringArrayVar(&f.tags, "tag", nil, "only memories with this tag (repeatable: all must hold)")
 	fl.StringVar(&f.since, "since", "", "created at or after: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h")
 	fl.StringVar(&f.until, "until", "", "created before: same forms as --since")
-	fl.StringVar(&f.fusion, "fusion", "", "rrf (default), rsf (relative score) or dbsf (distribution-based)")
+	fl.StringVar(&f.fusion, "fusion", "", "rrf (reciprocal rank), rsf (relative score) or dbsf (distribution-based); default the embedding model's (rsf for the built-in)")
 	fl.Float64Var(&f.vectorWeight, "vector-weight", -1, "vector leg weight for this query (BM25's is 1)")
 	fl.Float64Var(&f.rrfK, "rrf-k", 0, "RRF's k for this query (default: the model's, 60 unless measured otherwise)")
 	fl.IntVar(&f.candidates, "candidates", 0, "per-leg candidate pool (default max(5×limit, 50))")
@@ -97,7 +114,8 @@ out in the same order with qid echoed. Flags apply to lines that do not set thei
 	fl.Float64Var(&f.lambda, "lambda", -1, "MMR λ: relevance vs diversity (default 0.7)")
 	fl.BoolVar(&f.hyde, "hyde", false, "embed an LLM-written hypothetical memory instead of the query")
 	fl.Float64Var(&f.minRel, "min-relevance", 0, "drop results whose relevance (0–1) is below this")
-	fl.BoolVar(&f.noRecord, "no-record", false, "do not count this delivery as a use")
+	fl.BoolVar(&f.noRecord, "no-record", false, "do not count the relevant results as a use")
+	fl.BoolVar(&f.record, "record", false, "--batch: count each line's relevant results as a use")
 	fl.StringVar(&f.batch, "batch", "", "JSONL file of queries, or - for stdin")
 	fl.BoolVar(&f.context, "context", false, "compact text for an LLM's context")
 	fl.IntVar(&f.budget, "budget", 2000, "character budget of --context output (0: unlimited)")

@@ -25,6 +25,7 @@ func init() { register(newServe) }
 // serveFlags are serve's options.
 type serveFlags struct {
 	addr, keys         string
+	accessLog          string
 	insecure           bool
 	requestTimeout     time.Duration
 	shutdownTimeout    time.Duration
@@ -36,15 +37,19 @@ func newServe(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the store over HTTP: the JSON API under /v1 and MCP at /mcp",
-		Long: `Serve the store over HTTP (DESIGN §8): the JSON API under /v1 (OpenAPI document
-at /openapi.json), MCP over streamable HTTP at /mcp, /healthz and /readyz.
+		Long: `Serve the store over HTTP: the JSON API under /v1 (OpenAPI document at
+/openapi.json), MCP over streamable HTTP at /mcp, /healthz and /readyz.
 
 API keys come from --keys FILE and/or $ENGRAM_API_KEYS, both JSON:
   {"keys": [{"key": "…", "scope": {"team": "t1"}}]}
 Every request then needs "Authorization: Bearer KEY" and is confined to the
 key's scope. Without keys the server acts on the whole store, binds only a
 loopback address (unless --insecure-no-auth) and answers only loopback Host
-names. SIGINT or SIGTERM stops it after in-flight requests finish.`,
+names. SIGINT or SIGTERM stops it after in-flight requests finish.
+
+Failures go to stderr; --access-log text or json adds one line per request
+(method, path, status, bytes, milliseconds, remote address), never a body, a
+query string, a memory's text or a key.`,
 		Example: `  engram serve --addr 127.0.0.1:7077
   engram serve --addr 0.0.0.0:7077 --keys /etc/engram/keys.json`,
 		Args: args(cobra.NoArgs),
@@ -58,6 +63,7 @@ names. SIGINT or SIGTERM stops it after in-flight requests finish.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a stop waits for in-flight requests")
 	fl.Int64Var(&f.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest JSON request body (bytes)")
 	fl.Int64Var(&f.maxImport, "max-import", httpapi.DefaultMaxImportBytes, "largest import body (bytes)")
+	fl.StringVar(&f.accessLog, "access-log", "", "one line per request on stderr: text or json (default none)")
 	return c
 }
 
@@ -70,15 +76,28 @@ func (e *env) serve(ctx context.Context, f serveFlags) error {
 		return usagef("serve: --addr %s is not a loopback address and no API keys are configured; "+
 			"give --keys FILE (or $ENGRAM_API_KEYS), or --insecure-no-auth to serve everyone", f.addr)
 	}
+	if f.accessLog != "" && f.accessLog != "text" && f.accessLog != "json" {
+		return usagef("serve: --access-log %q: want text or json", f.accessLog)
+	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return usagef("serve: %v", err)
 	}
 	defer ln.Close()
-	return e.withDB(ctx, func(db *engram.DB) error {
+	return e.withNewDB(ctx, func(db *engram.DB) error {
+		if err := db.Warm(ctx); err != nil { // the index now, not on the first request
+			return err
+		}
 		log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		var access *slog.Logger
+		switch f.accessLog {
+		case "text":
+			access = log
+		case "json":
+			access = slog.New(slog.NewJSONHandler(e.stderr, nil))
+		}
 		api, err := httpapi.New(db, httpapi.Config{Keys: keys, AnyHost: f.insecure, RequestTimeout: f.requestTimeout,
-			MaxBodyBytes: f.maxBody, MaxImportBytes: f.maxImport, Logger: log})
+			MaxBodyBytes: f.maxBody, MaxImportBytes: f.maxImport, Logger: log, AccessLog: access})
 		if err != nil {
 			return usageError{fmt.Errorf("serve: %w", err)}
 		}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/engram-memory/engram"
 )
 
 func init() { register(newTouch) }
@@ -14,16 +17,37 @@ func newTouch(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "touch ID...",
 		Short: "Record a use of memories (raises their demand boost)",
+		Long:  "Record a use of each memory, as a relevant delivery would: it raises the memory's\ndemand boost and its place in a briefing. " + idsRule,
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return e.withStore(cmd.Context(), func(db store) error {
-				if err := db.Touch(cmd.Context(), a...); err != nil {
-					return err
+				var touched, missing []string
+				for _, id := range a {
+					err := db.Touch(cmd.Context(), id)
+					if errors.Is(err, engram.ErrNotFound) {
+						missing = append(missing, id)
+						continue
+					}
+					if err != nil {
+						return err
+					}
+					touched = append(touched, id)
 				}
-				return e.out(map[string]int{"touched": len(a)}, func(w io.Writer) error {
-					_, err := fmt.Fprintf(w, "touched %s\n", strings.Join(a, " "))
+				out := map[string]any{"touched": len(touched)}
+				if missing != nil {
+					out["missing"] = missing
+				}
+				err := e.out(out, func(w io.Writer) error {
+					if len(touched) == 0 {
+						return nil
+					}
+					_, err := fmt.Fprintf(w, "touched %s\n", strings.Join(touched, " "))
 					return err
 				})
+				if err != nil {
+					return err
+				}
+				return missingError("touch", "touched", missing)
 			})
 		},
 	}

@@ -21,8 +21,21 @@ func newUpdate(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "update ID",
 		Short: "Change a memory's fields (only the flags given)",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: `Change a memory's fields: only the flags given. --favorite marks it as a
+favorite, --favorite=false unmarks it (as engram favorite ID [--off] does).`,
+		Args: func(cmd *cobra.Command, a []string) error {
+			// "--favorite true", the first spelling, leaves its value as an argument.
+			if len(a) == 2 && cmd.Flags().Changed("favorite") && fav == "true" {
+				if _, err := parseBool(a[1]); err == nil {
+					return nil
+				}
+			}
+			return args(cobra.ExactArgs(1))(cmd, a)
+		},
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 2 {
+				fav = a[1]
+			}
 			var p engram.Patch
 			str := func(name string, v *string) *string {
 				if cmd.Flags().Changed(name) {
@@ -68,7 +81,8 @@ func newUpdate(e *env) *cobra.Command {
 	}
 	f.register(c)
 	c.Flags().StringVar(&text, "text", "", "new text")
-	c.Flags().StringVar(&fav, "favorite", "", "true or false")
+	c.Flags().StringVar(&fav, "favorite", "", "mark as a favorite (--favorite=false: unmark)")
+	c.Flags().Lookup("favorite").NoOptDefVal = "true"
 	return c
 }
 

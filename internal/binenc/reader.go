@@ -1,7 +1,6 @@
 package binenc
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -14,18 +13,28 @@ import (
 // length never makes it allocate more than the remaining input could hold;
 // after the first error every call returns zero values and Err reports it. It
 // never panics on any input.
+//
+// It reads its input in large blocks into its own buffer and checksums each
+// block as it arrives (the payload part of it), so decoding many small values
+// costs a copy each, not a call into a reader and the CRC.
 type Reader struct {
-	r    *bufio.Reader
-	err  error
-	crc  uint32
-	left int64 // bytes before the trailer not yet read
-	buf  [8]byte
+	src      io.Reader
+	buf      []byte
+	pos, end int // buf[pos:end] is read from src, not yet consumed
+	err      error
+	crc      uint32
+	left     int64 // bytes before the trailer not yet consumed
+	unhashed int64 // bytes before the trailer not yet read from src
+	scratch  [8]byte
 }
+
+// readerBuf is the Reader's block size.
+const readerBuf = 1 << 20
 
 // NewReader returns a Reader of size bytes from r: the payload followed by the
 // TrailerSize-byte trailer Finish wrote.
 func NewReader(r io.Reader, size int64) *Reader {
-	rd := &Reader{r: bufio.NewReaderSize(r, 1<<20), left: size - TrailerSize}
+	rd := &Reader{src: r, buf: make([]byte, readerBuf), left: size - TrailerSize, unhashed: size - TrailerSize}
 	if rd.left < 0 {
 		rd.err = fmt.Errorf("%w: %d bytes is shorter than the trailer", ErrCorrupt, size)
 	}
@@ -51,6 +60,40 @@ func (r *Reader) Corruptf(format string, args ...any) {
 	r.SetErr(fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...)))
 }
 
+// arrived checksums the payload part of b, just read from src, in order.
+func (r *Reader) arrived(b []byte) {
+	n := min(int64(len(b)), r.unhashed)
+	if n > 0 {
+		r.crc = crc32.Update(r.crc, castagnoli, b[:n])
+		r.unhashed -= n
+	}
+}
+
+// take copies len(p) bytes of input into p, from the buffer and then from
+// src; it does not count them against the payload.
+func (r *Reader) take(p []byte) error {
+	n := copy(p, r.buf[r.pos:r.end])
+	r.pos += n
+	p = p[n:]
+	if len(p) >= len(r.buf)/2 { // large: straight from src
+		m, err := io.ReadFull(r.src, p)
+		r.arrived(p[:m])
+		return err
+	}
+	for len(p) > 0 {
+		r.pos, r.end = 0, 0
+		m, err := io.ReadAtLeast(r.src, r.buf, len(p))
+		r.arrived(r.buf[:m])
+		r.end = m
+		k := copy(p, r.buf[:m])
+		r.pos, p = k, p[k:]
+		if err != nil && len(p) > 0 {
+			return err
+		}
+	}
+	return nil
+}
+
 // raw fills p from the payload, checksummed.
 func (r *Reader) raw(p []byte) bool {
 	if r.err != nil {
@@ -60,7 +103,7 @@ func (r *Reader) raw(p []byte) bool {
 		r.Corruptf("needs %d bytes, %d left", len(p), r.left)
 		return false
 	}
-	if _, err := io.ReadFull(r.r, p); err != nil {
+	if err := r.take(p); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			err = fmt.Errorf("%w: input ends early: %v", ErrCorrupt, err)
 		}
@@ -68,24 +111,23 @@ func (r *Reader) raw(p []byte) bool {
 		return false
 	}
 	r.left -= int64(len(p))
-	r.crc = crc32.Update(r.crc, castagnoli, p)
 	return true
 }
 
 // Uint32 reads 4 bytes.
 func (r *Reader) Uint32() uint32 {
-	if !r.raw(r.buf[:4]) {
+	if !r.raw(r.scratch[:4]) {
 		return 0
 	}
-	return binary.LittleEndian.Uint32(r.buf[:4])
+	return binary.LittleEndian.Uint32(r.scratch[:4])
 }
 
 // Uint64 reads 8 bytes.
 func (r *Reader) Uint64() uint64 {
-	if !r.raw(r.buf[:8]) {
+	if !r.raw(r.scratch[:8]) {
 		return 0
 	}
-	return binary.LittleEndian.Uint64(r.buf[:8])
+	return binary.LittleEndian.Uint64(r.scratch[:8])
 }
 
 // Int64 reads 8 bytes.
@@ -251,15 +293,17 @@ func (r *Reader) Verify() error {
 		r.Corruptf("%d bytes of payload left unread", r.left)
 		return r.err
 	}
-	if _, err := io.ReadFull(r.r, r.buf[:4]); err != nil {
+	if err := r.take(r.scratch[:4]); err != nil {
 		r.Corruptf("trailer: %v", err)
 		return r.err
 	}
-	if got := binary.LittleEndian.Uint32(r.buf[:4]); got != r.crc {
+	if got := binary.LittleEndian.Uint32(r.scratch[:4]); got != r.crc {
 		r.Corruptf("checksum %08x, want %08x", got, r.crc)
 		return r.err
 	}
-	if n, _ := r.r.Read(r.buf[:1]); n != 0 {
+	if r.pos < r.end {
+		r.Corruptf("data after the trailer")
+	} else if n, _ := r.src.Read(r.scratch[:1]); n != 0 {
 		r.Corruptf("data after the trailer")
 	}
 	return r.err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -25,17 +26,57 @@ func JSON(w io.Writer, v any, compact bool) error {
 
 // Context writes the results as compact text for insertion into an LLM's
 // context, one memory a line, never more than budget characters (runes) in all;
-// budget ≤ 0 means unlimited. The first result that does not fit whole is cut
-// with "…" when at least minCut runes of it fit; what is left out is counted
-// on a last line when that line fits.
+// budget ≤ 0 means unlimited. A memory too long for its share is shown as an
+// excerpt of its beginning (see Deliver; FitContext picks passages by query),
+// and what is left out is counted on a last line.
 func Context(w io.Writer, results []memory.Result, budget int) error {
-	lines := make([]string, len(results))
-	for i, r := range results {
-		lines[i] = contextLine(r)
-	}
-	_, err := io.WriteString(w, Fit("", lines, budget, minCut, func(k int) string { return fmt.Sprintf("(+%d more not shown)", k) }))
+	_, text := FitContext(results, ContextOptions{Budget: budget})
+	_, err := io.WriteString(w, text)
 	return err
 }
+
+// ContextOptions bound FitContext.
+type ContextOptions struct {
+	Budget int // runes in all, newlines included; ≤ 0 is unlimited
+	Limit  int // memories at most; 0 means no bound
+	// Passage picks the part of a text to show in room runes; nil takes whole
+	// words from its beginning.
+	Passage func(text string, room int) string
+	// NoCount leaves out the line counting the memories not shown.
+	NoCount bool
+}
+
+// FitContext fits results into the budget as Context lines by the delivery
+// rule (Deliver) and returns the results shown, in order, Excerpt set on
+// those shown cut, and the text.
+func FitContext(results []memory.Result, o ContextOptions) ([]memory.Result, string) {
+	entries := make([]Entry, len(results))
+	for i, r := range results {
+		entries[i] = Entry{Head: contextHead(r), Body: OneLine(r.Text), Mark: ExcerptMark(r.ID)}
+	}
+	passage := o.Passage
+	if passage == nil {
+		passage = excerpt.NewQuery(nil, "").Passage // whole words from the beginning
+	}
+	do := DeliverOptions{Budget: o.Budget, Max: o.Limit,
+		Passage: func(_ int, body string, room int) string { return passage(body, room) }}
+	if !o.NoCount {
+		do.More = func(k int) string { return fmt.Sprintf("(+%d more not shown)", k) }
+	}
+	shown, text := Deliver(entries, do)
+	out := make([]memory.Result, len(shown))
+	for i, s := range shown {
+		out[i] = results[s.Index]
+		if s.Cut {
+			out[i].Excerpt = s.Body
+		}
+	}
+	return out, text
+}
+
+// ExcerptMark ends the line of a memory shown cut: it names the id that
+// fetches the whole (engram get ID, memory_get, GET /v1/memories/ID).
+func ExcerptMark(id string) string { return " [excerpt of " + id + "]" }
 
 // Fit joins header (when not empty) and lines, one a line, in at most budget
 // characters (runes, newlines included; budget ≤ 0 means unlimited); the
@@ -84,11 +125,14 @@ func Fit(header string, lines []string, budget, minCut int, more ...func(left in
 // minCut is the least of a memory worth showing cut.
 const minCut = 40
 
-// ContextLen is how many characters (runes) Context spends on r, newline included.
-func ContextLen(r memory.Result) int { return utf8.RuneCountInString(contextLine(r)) + 1 }
+// ContextLen is how many characters (runes) Context spends on r shown whole,
+// newline included.
+func ContextLen(r memory.Result) int {
+	return utf8.RuneCountInString(contextHead(r)+OneLine(r.Text)) + 1
+}
 
-// contextLine is one memory in compact form: "- [type date] name: text".
-func contextLine(r memory.Result) string {
+// contextHead starts a memory's compact line: "- [type date] name: ".
+func contextHead(r memory.Result) string {
 	var b strings.Builder
 	b.WriteString("- [")
 	b.WriteString(r.Type)
@@ -99,7 +143,6 @@ func contextLine(r memory.Result) string {
 	if r.Name != "" {
 		b.WriteString(OneLine(r.Name) + ": ")
 	}
-	b.WriteString(OneLine(r.Text))
 	return b.String()
 }
 
@@ -147,6 +190,7 @@ func Explained(w io.Writer, resp *memory.Response) error {
 	if len(resp.Results) == 0 {
 		b.WriteString("no results\n")
 	}
+	relevant := 0
 	for i, r := range resp.Results {
 		fmt.Fprintf(&b, "%2d. %s  score %.5f  %s\n", i+1, r.ID, r.Score, explainLine(r.Explain))
 		title := ""
@@ -154,6 +198,12 @@ func Explained(w io.Writer, resp *memory.Response) error {
 			title = r.Name + ": "
 		}
 		fmt.Fprintf(&b, "    [%s] %s\n", r.Type, Truncate(title+OneLine(r.Text), 160))
+		if r.Explain != nil && r.Explain.Relevance >= resp.RelevanceBar {
+			relevant++
+		}
+	}
+	if resp.RelevanceBar > 0 && len(resp.Results) > 0 && relevant == 0 {
+		fmt.Fprintf(&b, "none of these clears the relevance bar %.2f: the store may hold nothing about this query\n", resp.RelevanceBar)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -59,7 +59,7 @@ func TestContextBudget(t *testing.T) {
 	}{
 		{"unlimited", 0, "context_unlimited.txt"},
 		{"both fit", 200, "context_200.txt"},
-		{"second cut", 160, "context_160.txt"},
+		{"second left out, counted", 160, "context_160.txt"},
 		{"second left out", 120, "context_120.txt"},
 		{"first left out", 60, "context_60.txt"},
 		{"nothing fits", 10, "context_10.txt"},

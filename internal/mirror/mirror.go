@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/index"
@@ -42,10 +43,14 @@ type Mirror struct {
 	params bm25.Params
 	log    *slog.Logger
 
+	loadMu sync.Mutex // one Load at a time
 	syncMu sync.Mutex // one catch-up at a time; guards settingsChanged
 	// settingsChanged records that a catch-up saw a setting change, until
 	// Sync reports it.
 	settingsChanged bool
+	// loaded is set, under syncMu, once the index reflects the store: until
+	// then no write is applied to it (Load reads them from the store).
+	loaded atomic.Bool
 
 	mu  sync.RWMutex // guards ix, seq and snapSeq
 	ix  *index.Index
@@ -55,25 +60,70 @@ type Mirror struct {
 	snapSeq int64
 }
 
-// Open fills a mirror of st: from the snapshot next to the file when one can
-// be trusted, else from the rows; then it catches up with the change log and,
-// when it pays, writes a new snapshot.
-func Open(ctx context.Context, st *store.Store, opts Options) (*Mirror, error) {
+// New returns a mirror of st that is not loaded yet: nothing is read until
+// Load, which every read of the index needs first. A process that only
+// writes, reads memories by id or exports never pays for the index.
+func New(st *store.Store, opts Options) *Mirror {
 	m := &Mirror{st: st, opts: opts, tok: tokenize.New(opts.Tokenizer), params: opts.BM25, log: opts.Logger, snapSeq: -1}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	m.ix = index.New(m.tok, m.params)
-	if !opts.NoSnapshot && m.loadSnapshot(ctx) {
-		m.snapSeq = m.seq
-	} else if err := m.load(ctx); err != nil {
+	return m
+}
+
+// Open is New followed by Load.
+func Open(ctx context.Context, st *store.Store, opts Options) (*Mirror, error) {
+	m := New(st, opts)
+	if err := m.Load(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := m.Sync(ctx); err != nil {
-		return nil, err
+	return m, nil
+}
+
+// Loaded reports whether the index has been loaded.
+func (m *Mirror) Loaded() bool { return m.st == nil || m.loaded.Load() }
+
+// Load fills the index, once: from the snapshot next to the file when one can
+// be trusted, else from the rows; then it catches up with the change log and,
+// when it pays, writes a new snapshot. A failed Load leaves the mirror
+// unloaded, and the next call tries again.
+func (m *Mirror) Load(ctx context.Context) error {
+	if m.Loaded() {
+		return nil
+	}
+	m.loadMu.Lock()
+	defer m.loadMu.Unlock()
+	if m.loaded.Load() {
+		return nil
+	}
+	m.mu.Lock()
+	m.ix, m.seq, m.snapSeq = index.New(m.tok, m.params), 0, -1
+	m.mu.Unlock()
+	if !m.opts.NoSnapshot && m.loadSnapshot(ctx) {
+		m.mu.Lock()
+		m.snapSeq = m.seq
+		m.mu.Unlock()
+	} else if err := m.load(ctx); err != nil {
+		return err
+	}
+	// The last catch-up and the flag under one hold of syncMu: a write that
+	// ApplyOwn skipped (not loaded yet) committed before this catch-up reads
+	// the log, so the index misses nothing. The settings may have changed
+	// since the owner read them, in changes the load took in without seeing
+	// them: the next Sync says so.
+	m.syncMu.Lock()
+	err := m.syncLocked(ctx)
+	if err == nil {
+		m.loaded.Store(true)
+		m.settingsChanged = true
+	}
+	m.syncMu.Unlock()
+	if err != nil {
+		return err
 	}
 	m.MaybeWriteSnapshot(ctx)
-	return m, nil
+	return nil
 }
 
 // load fills the index from the rows; the caller then applies the change log
@@ -177,6 +227,9 @@ func (m *Mirror) Sync(ctx context.Context) (settingsChanged bool, err error) {
 	if m.st == nil {
 		return false, nil
 	}
+	if err := m.Load(ctx); err != nil {
+		return false, err
+	}
 	if err := m.sync(ctx); err != nil {
 		return false, err
 	}
@@ -187,10 +240,11 @@ func (m *Mirror) Sync(ctx context.Context) (settingsChanged bool, err error) {
 }
 
 // CatchUp is Sync for a caller that does not reload settings: a setting
-// change it sees is left for the next Sync to report.
+// change it sees is left for the next Sync to report. An index not loaded yet
+// has nothing to catch up: Load reads the store as it then is.
 func (m *Mirror) CatchUp(ctx context.Context) error {
-	if m.st == nil {
-		return nil
+	if m.st == nil || !m.Loaded() {
+		return nil // a fork, or nothing loaded
 	}
 	return m.sync(ctx)
 }
@@ -198,6 +252,11 @@ func (m *Mirror) CatchUp(ctx context.Context) error {
 func (m *Mirror) sync(ctx context.Context) error {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
+	return m.syncLocked(ctx)
+}
+
+// syncLocked is sync for a caller holding syncMu.
+func (m *Mirror) syncLocked(ctx context.Context) error {
 	for {
 		m.mu.RLock()
 		after := m.seq
@@ -290,12 +349,17 @@ type Own struct {
 
 // ApplyOwn puts this process's own write straight into the index when no
 // other write came between, without reading a row back; otherwise it catches
-// up with the change log, which includes the write.
+// up with the change log, which includes the write. Before Load it does
+// nothing: the write is in the store, where Load will read it.
 func (m *Mirror) ApplyOwn(ctx context.Context, w Own) error {
 	if w.Last == 0 {
 		return nil
 	}
 	m.syncMu.Lock()
+	if !m.loaded.Load() {
+		m.syncMu.Unlock()
+		return nil
+	}
 	m.mu.Lock()
 	direct := m.seq == w.First-1
 	if direct {

@@ -203,3 +203,33 @@ func TestCatchUpKeepsSettingChange(t *testing.T) {
 		t.Fatalf("Sync after CatchUp = %v, %v; want the setting change", changed, err)
 	}
 }
+
+// TestLazyMirror: a new mirror is not loaded, and writes before its first
+// Load are in the index after it; a fork never catches up (it has no store).
+func TestLazyMirror(t *testing.T) {
+	ctx := context.Background()
+	st, m := openStore(t, 4)
+	lazy := New(st, testOptions())
+	if lazy.Loaded() {
+		t.Fatal("a new mirror is loaded")
+	}
+	now := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	extra := &memory.Memory{ID: "late", Text: "written before the load", Type: "note", CreatedAt: now, UpdatedAt: now}
+	extra.ContentHash = extra.ComputeHash()
+	first, last, err := st.Put(ctx, nil, []*memory.Memory{extra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lazy.ApplyOwn(ctx, Own{First: first, Last: last, Put: []*memory.Memory{extra}}); err != nil || lazy.Loaded() {
+		t.Fatalf("ApplyOwn before Load: %v, loaded %v", err, lazy.Loaded())
+	}
+	if err := lazy.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lazy.Len() != 5 {
+		t.Fatalf("%d memories after Load, want 5", lazy.Len())
+	}
+	if err := m.Fork("test:len", nil).CatchUp(ctx); err != nil {
+		t.Fatalf("a fork's CatchUp: %v", err)
+	}
+}

@@ -72,7 +72,8 @@ func snapMemory(r *rand.Rand, i int) *Memory {
 	return m
 }
 
-// openSnap opens path with a small snapshot threshold and a debug log.
+// openSnap opens path with a small snapshot threshold and a debug log, and
+// loads its index (as a first search would: the index is built on first need).
 func openSnap(t testing.TB, path string, opts Options) (*DB, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
@@ -85,6 +86,9 @@ func openSnap(t testing.TB, path string, opts Options) (*DB, *logBuf) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	if err := db.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return db, lb
 }
 

@@ -57,6 +57,11 @@ type Config struct {
 	// VectorFloor is the cosine an unrelated memory typically reaches with this
 	// model: the zero point of the vector part of the relevance signal.
 	VectorFloor float64
+	// RelevanceBar is the model's bar on the relevance of a search that used
+	// the vector leg; KeywordBar the bar of one that ran on keywords alone
+	// (whose relevance is the keyword part unhalved). A query's ModelBar
+	// applies the one for the strategy that ran.
+	RelevanceBar, KeywordBar float64
 	// Fusion is the fusion a query gets when it names none (default rrf): a
 	// model's default, like its weight (see the root package's ModelDefaults).
 	Fusion string

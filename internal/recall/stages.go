@@ -88,6 +88,9 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 	}
 	if len(legs) == 2 {
 		info.WeightSource = source
+		if wv == 0 {
+			r.degrade("vector", fmt.Errorf("vector weight 0 (from the %s): the vector leg does not change the ranking", source))
+		}
 	}
 	r.resp.Fusion = info
 
@@ -312,14 +315,30 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	return out
 }
 
+// Bar is the model's relevance bar for a strategy: the keyword bar when only
+// the BM25 leg ran, else the model's.
+func (c Config) Bar(strategy string) float64 {
+	if strategy == memory.StrategyBM25 {
+		return c.KeywordBar
+	}
+	return c.RelevanceBar
+}
+
 // finish applies the relevance bar and the limit and builds the results.
 func (r *run) finish(cands []*candidate) {
 	t0 := time.Now()
+	r.resp.RelevanceBar = r.s.Bar(r.resp.Strategy)
+	bar := r.q.MinRelevance
+	if bar == 0 && r.q.ModelBar {
+		bar = r.resp.RelevanceBar
+	}
+	r.resp.MinRelevance = bar
 	for _, c := range cands {
 		if len(r.resp.Results) == r.q.Limit {
 			break
 		}
-		if c.explain.Relevance < r.q.MinRelevance {
+		if c.explain.Relevance < bar {
+			r.resp.BelowBar++
 			continue
 		}
 		ex := c.explain

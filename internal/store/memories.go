@@ -48,51 +48,115 @@ func (s *Store) Put(ctx context.Context, scope map[string]string, mems []*memory
 		return 0, 0, nil
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		if len(scope) > 0 {
-			for _, m := range mems {
-				in, found, err := s.rowInScope(ctx, tx, m.ID, scope)
-				if err != nil {
-					return err
-				}
-				if found && !in {
-					return fmt.Errorf("%w: id %q is taken", memory.ErrInvalid, m.ID)
-				}
-			}
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		log, err := tx.PrepareContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer log.Close()
-		for _, m := range mems {
-			args, err := rowArgs(m)
-			if err != nil {
-				return fmt.Errorf("memory %s: %w", m.ID, err)
-			}
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
-				return fmt.Errorf("store memory %s: %w", m.ID, err)
-			}
-			res, err := log.ExecContext(ctx, m.ID, OpPut)
-			if err != nil {
-				return err
-			}
-			if last, err = res.LastInsertId(); err != nil {
-				return err
-			}
-		}
-		first = last - int64(len(mems)) + 1
-		return nil
+		first, last, err = s.put(ctx, tx, scope, mems)
+		return err
 	})
 	if err != nil {
 		return 0, 0, err
 	}
 	return first, last, nil
+}
+
+// PutMerging is Put for memories that may repeat one already stored: each
+// memory i with mergeable[i] whose content hash and scope equal a stored
+// memory's is not stored, and existing[i] names that memory. The check and
+// the write are one transaction, so two processes adding the same memory at
+// once store it once. The change-log range covers what was stored (0, 0 for
+// nothing).
+func (s *Store) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, first, last int64, err error) {
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		existing = make([]string, len(mems))
+		var rest []*memory.Memory
+		for i, m := range mems {
+			if i < len(mergeable) && mergeable[i] {
+				id, err := s.sameContent(ctx, tx, m)
+				if err != nil {
+					return err
+				}
+				if id != "" {
+					existing[i] = id
+					continue
+				}
+			}
+			rest = append(rest, m)
+		}
+		first, last = 0, 0
+		if len(rest) == 0 {
+			return nil
+		}
+		first, last, err = s.put(ctx, tx, scope, rest)
+		return err
+	})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return existing, first, last, nil
+}
+
+// sameContent returns the id of a stored memory with m's content hash and
+// exactly m's scope, or "" (the oldest id when there are several).
+func (s *Store) sameContent(ctx context.Context, tx *sql.Tx, m *memory.Memory) (string, error) {
+	want, err := json.Marshal(nonNilMap(m.Scope)) // as rowArgs stores it: keys sorted
+	if err != nil {
+		return "", err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM memories WHERE content_hash = ? AND scope = ? ORDER BY id LIMIT 1`,
+		m.ContentHash, string(want))
+	if err != nil {
+		return "", fmt.Errorf("look for a duplicate of memory %s: %w", m.ID, err)
+	}
+	defer rows.Close()
+	id := ""
+	if rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			return "", err
+		}
+		s.rowsRead.Add(1)
+	}
+	return id, rows.Err()
+}
+
+// put is Put inside the caller's write transaction.
+func (s *Store) put(ctx context.Context, tx *sql.Tx, scope map[string]string, mems []*memory.Memory) (first, last int64, err error) {
+	if len(scope) > 0 {
+		for _, m := range mems {
+			in, found, err := s.rowInScope(ctx, tx, m.ID, scope)
+			if err != nil {
+				return 0, 0, err
+			}
+			if found && !in {
+				return 0, 0, fmt.Errorf("%w: id %q is taken", memory.ErrInvalid, m.ID)
+			}
+		}
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stmt.Close()
+	log, err := tx.PrepareContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer log.Close()
+	for _, m := range mems {
+		args, err := rowArgs(m)
+		if err != nil {
+			return 0, 0, fmt.Errorf("memory %s: %w", m.ID, err)
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return 0, 0, fmt.Errorf("store memory %s: %w", m.ID, err)
+		}
+		res, err := log.ExecContext(ctx, m.ID, OpPut)
+		if err != nil {
+			return 0, 0, err
+		}
+		if last, err = res.LastInsertId(); err != nil {
+			return 0, 0, err
+		}
+	}
+	return last - int64(len(mems)) + 1, last, nil
 }
 
 // GetMany returns the memories with the given ids that exist, by id.
@@ -591,4 +655,52 @@ func (s *Store) EmbeddingCounts(ctx context.Context) ([]ModelCount, error) {
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// Tally counts the memories in scope (all of them for an empty scope):
+// favorites, types and stored vectors per model. It reads four short columns,
+// never a text or a vector.
+type Tally struct {
+	Memories, Favorites int
+	Types               map[string]int
+	Embedded            map[string]int // memories with a vector, by model
+}
+
+// Tally counts the memories in scope without decoding them.
+func (s *Store) Tally(ctx context.Context, scope map[string]string) (Tally, error) {
+	t := Tally{Types: map[string]int{}, Embedded: map[string]int{}}
+	q := `SELECT type, favorite, coalesce(embed_model, ''), embed_dim > 0, '{}', count(*) FROM memories GROUP BY 1, 2, 3, 4`
+	if len(scope) > 0 {
+		q = `SELECT type, favorite, coalesce(embed_model, ''), embed_dim > 0, scope, 1 FROM memories`
+	}
+	rows, err := s.db.QueryContext(ctx, q)
+	if err != nil {
+		return t, fmt.Errorf("count memories: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			typ, model, raw string
+			fav, n          int
+			vec             sql.NullBool
+		)
+		if err := rows.Scan(&typ, &fav, &model, &vec, &raw, &n); err != nil {
+			return t, fmt.Errorf("count memories: %w", err)
+		}
+		if in, err := scopeHolds(raw, scope); err != nil || !in {
+			if err != nil {
+				return t, fmt.Errorf("count memories: %w", err)
+			}
+			continue
+		}
+		t.Memories += n
+		t.Types[typ] += n
+		if fav != 0 {
+			t.Favorites += n
+		}
+		if model != "" && vec.Bool {
+			t.Embedded[model] += n
+		}
+	}
+	return t, rows.Err()
 }

@@ -62,7 +62,22 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	s.ensureIndexes(ctx)
 	return s, nil
+}
+
+// ensureIndexes adds the indexes later code relies on for speed to a file
+// that lacks them (an older file; nothing in the schema changes, so older
+// builds read it as before). A file that cannot be written keeps working
+// without them, only slower.
+func (s *Store) ensureIndexes(ctx context.Context) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'memories_content'`).Scan(&n)
+	if err != nil || n > 0 {
+		return
+	}
+	// Exact duplicates (PutMerging) are found by content hash, then scope.
+	_, _ = s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS memories_content ON memories (content_hash)`)
 }
 
 // checkPath gives clear errors for the common ways a path is wrong, before

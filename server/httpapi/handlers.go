@@ -18,6 +18,8 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDoc...) }
 func (s *Server) routeTable() []route {
 	return []route{
 		{method: "POST", path: "/v1/memories", body: bodyJSON, h: s.add},
+		{method: "GET", path: "/v1/memories", h: s.list},
+		{method: "DELETE", path: "/v1/memories", h: s.deleteScope},
 		{method: "GET", path: "/v1/memories/{id}", h: s.get},
 		{method: "PATCH", path: "/v1/memories/{id}", body: bodyJSON, h: s.update},
 		{method: "DELETE", path: "/v1/memories/{id}", h: s.delete},
@@ -122,10 +124,12 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t *tenant, id st
 	return nil
 }
 
-// favoriteRequest is the body of POST /v1/memories/{id}/favorite; a missing
-// body or "on" means true.
+// favoriteRequest is the body of POST /v1/memories/{id}/favorite: "favorite"
+// true or false, as everywhere else; a missing body means true. "on", its
+// first spelling, is still accepted.
 type favoriteRequest struct {
-	On *bool `json:"on"`
+	Favorite *bool `json:"favorite"`
+	On       *bool `json:"on"`
 }
 
 func (s *Server) favorite(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
@@ -133,7 +137,13 @@ func (s *Server) favorite(w http.ResponseWriter, r *http.Request, t *tenant, id 
 	if err := decodeBody(r, &req, true); err != nil {
 		return err
 	}
-	on := req.On == nil || *req.On
+	if req.Favorite != nil && req.On != nil && *req.Favorite != *req.On {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "fields \"favorite\" and \"on\" disagree; give \"favorite\" only")
+	}
+	if req.Favorite == nil {
+		req.Favorite = req.On
+	}
+	on := req.Favorite == nil || *req.Favorite
 	m, err := t.b.Update(r.Context(), id, engram.Patch{Favorite: &on})
 	if err != nil {
 		return err
@@ -156,7 +166,7 @@ func (s *Server) touch(w http.ResponseWriter, r *http.Request, t *tenant, id str
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
 	var q engram.Query
-	if err := decodeBody(r, &q, false); err != nil {
+	if err := decodeTimedBody(r, &q, false); err != nil {
 		return err
 	}
 	if err := s.checkLimit("limit", q.Limit); err != nil {
@@ -187,7 +197,7 @@ type InjectRequest struct {
 
 func (s *Server) inject(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
 	var req InjectRequest
-	if err := decodeBody(r, &req, false); err != nil {
+	if err := decodeTimedBody(r, &req, false); err != nil {
 		return err
 	}
 	if req.Prompt == "" {
@@ -218,7 +228,7 @@ type BriefRequest struct {
 
 func (s *Server) brief(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
 	var req BriefRequest
-	if err := decodeBody(r, &req, true); err != nil {
+	if err := decodeTimedBody(r, &req, true); err != nil {
 		return err
 	}
 	if err := s.checkBounds(req.Limit, req.Budget); err != nil {
@@ -291,6 +301,19 @@ func (s *Server) openapi(w http.ResponseWriter, _ *http.Request, _ *tenant, _ st
 func decodeBody(r *http.Request, v any, allowEmpty bool) error {
 	data, err := readBody(r)
 	if err != nil {
+		return err
+	}
+	return decodeStrict(data, v, allowEmpty)
+}
+
+// decodeTimedBody is decodeBody for a body with "since" and "until", which
+// take the forms every interface takes (RFC 3339, a date, an age such as 7d).
+func decodeTimedBody(r *http.Request, v any, allowEmpty bool) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if data, err = withTimes(data); err != nil {
 		return err
 	}
 	return decodeStrict(data, v, allowEmpty)

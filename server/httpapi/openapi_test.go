@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,11 +30,16 @@ type docOp struct {
 	op           map[string]any
 }
 
+// docOps are the document's operations of the API's own routes: a handler
+// mounted beside them (x-mounted, such as /mcp) is left out.
 func docOps(doc map[string]any) []docOp {
 	var out []docOp
 	for path, item := range doc["paths"].(map[string]any) {
 		for method, op := range item.(map[string]any) {
 			if method == "parameters" {
+				continue
+			}
+			if m, _ := op.(map[string]any)["x-mounted"].(bool); m {
 				continue
 			}
 			out = append(out, docOp{strings.ToUpper(method), path, op.(map[string]any)})
@@ -146,6 +152,17 @@ func TestOpenAPIExamples(t *testing.T) {
 				}
 			}
 			path := strings.ReplaceAll(o.path, "{id}", idExample)
+			q := url.Values{}
+			params, _ := o.op["parameters"].([]any)
+			for _, p := range params {
+				pm := p.(map[string]any)
+				if ex, ok := pm["example"].(string); ok && pm["in"] == "query" && pm["required"] == true {
+					q.Set(pm["name"].(string), ex)
+				}
+			}
+			if len(q) > 0 {
+				path += "?" + q.Encode()
+			}
 			r := call(t, ts.Client(), ts.URL, o.method, path, "", body)
 			if r.status >= 300 {
 				t.Fatalf("example answered %d: %s", r.status, r.body)
@@ -237,5 +254,22 @@ func TestValidatorCatches(t *testing.T) {
 				t.Fatalf("errors %v, want ok=%v", errs, tc.ok)
 			}
 		})
+	}
+}
+
+// TestOpenAPIServersAndMCP: the document names no fixed port (its server is
+// the one that serves it), documents /mcp, and cites no section of a
+// document the repository does not hold.
+func TestOpenAPIServersAndMCP(t *testing.T) {
+	doc := loadDoc(t)
+	servers := doc["servers"].([]any)
+	if url := servers[0].(map[string]any)["url"]; url != "/" {
+		t.Errorf("servers url %v, want the relative /", url)
+	}
+	if _, ok := doc["paths"].(map[string]any)["/mcp"]; !ok {
+		t.Error("/mcp is not documented")
+	}
+	if raw := string(OpenAPI()); strings.Contains(raw, "DESIGN") || strings.Contains(raw, "7077\"") {
+		t.Error("the document cites DESIGN or a fixed port")
 	}
 }

@@ -110,6 +110,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+		if al := s.cfg.AccessLog; al != nil {
+			al.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "bytes", rec.bytes,
+				"ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
+		}
 	}()
 	if err := s.serve(rec, r); err != nil {
 		e, ok := toError(err)
@@ -177,11 +181,13 @@ func (s *Server) serve(w *recorder, r *http.Request) error {
 	return rt.h(w, r, t, id)
 }
 
-// recorder remembers whether the response has started.
+// recorder remembers whether the response has started, its status and how
+// many bytes of body went out.
 type recorder struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	bytes  int64
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -195,7 +201,9 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if !r.wrote {
 		r.status, r.wrote = http.StatusOK, true
 	}
-	return r.ResponseWriter.Write(b)
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.

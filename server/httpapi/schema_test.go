@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -50,6 +51,11 @@ func (vd *validator) validate(schema map[string]any, v any, path string) []strin
 	if s, ok := v.(string); ok && schema["format"] == "date-time" {
 		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
 			fail("%q is not a date-time", s)
+		}
+	}
+	if s, ok := v.(string); ok {
+		if pat, ok := schema["pattern"].(string); ok && !regexp.MustCompile(pat).MatchString(s) {
+			fail("%q does not match the pattern %s", s, pat)
 		}
 	}
 	if subs, ok := schema["allOf"].([]any); ok {

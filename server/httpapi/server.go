@@ -57,6 +57,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Logger receives request failures and panics; nil is silent.
 	Logger *slog.Logger
+	// AccessLog, when set, gets one line per request: method, path, status,
+	// bytes and duration. Never a body, a query string, a memory's text or a
+	// key.
+	AccessLog *slog.Logger
 }
 
 // Backend is the tenant a request acts on: the whole store (*engram.DB) or

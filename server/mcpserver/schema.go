@@ -20,7 +20,7 @@ type SearchInput struct {
 	Tags         []string          `json:"tags,omitempty" jsonschema:"only memories carrying all these tags"`
 	Since        string            `json:"since,omitempty" jsonschema:"only memories created at or after this time: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h"`
 	Until        string            `json:"until,omitempty" jsonschema:"only memories created before this time (same forms as since)"`
-	MinRelevance float64           `json:"min_relevance,omitempty" jsonschema:"drop results whose relevance (0 to 1) is below this; 0 keeps all"`
+	MinRelevance *float64          `json:"min_relevance,omitempty" jsonschema:"drop results whose relevance (0 to 1) is below this; default the embedding model's relevance bar, so that nothing comes back when nothing is relevant; 0 keeps every match, however weak"`
 	Budget       int               `json:"budget,omitempty" jsonschema:"character budget of the text answer (default 6000); the structured result always has every memory whole"`
 }
 
@@ -72,6 +72,18 @@ type BriefInput struct {
 	Limit  int               `json:"limit,omitempty" jsonschema:"memories at most (default: as many as the budget holds)"`
 }
 
+// ListInput are memory_list's arguments.
+type ListInput struct {
+	Scope  map[string]string `json:"scope,omitempty" jsonschema:"only memories whose scope contains all these key/value pairs"`
+	Type   string            `json:"type,omitempty" jsonschema:"only memories of this type"`
+	Tags   []string          `json:"tags,omitempty" jsonschema:"only memories carrying all these tags"`
+	Since  string            `json:"since,omitempty" jsonschema:"only memories created at or after this time: RFC 3339, YYYY-MM-DD, or an age such as 7d"`
+	Until  string            `json:"until,omitempty" jsonschema:"only memories created before this time (same forms as since)"`
+	Order  string            `json:"order,omitempty" jsonschema:"-created_at (default, newest first), created_at, -updated_at, updated_at, -uses (most used first), uses, id or -id"`
+	Limit  int               `json:"limit,omitempty" jsonschema:"memories in this page (1 to 100, default 20)"`
+	Cursor string            `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page, to continue the listing (same order)"`
+}
+
 // inputSchema derives T's schema once and lets edit tighten it (enums,
 // bounds); one pointer per type keeps the SDK's schema cache effective.
 func inputSchema[T any](edit func(props map[string]*jsonschema.Schema)) func() *jsonschema.Schema {
@@ -105,7 +117,11 @@ var (
 	updateSchema   = inputSchema[UpdateInput](func(p map[string]*jsonschema.Schema) { p["id"].MinLength = ptr(1) })
 	idSchema       = inputSchema[IDInput](func(p map[string]*jsonschema.Schema) { p["id"].MinLength = ptr(1) })
 	favoriteSchema = inputSchema[FavoriteInput](func(p map[string]*jsonschema.Schema) { p["id"].MinLength = ptr(1) })
-	briefSchema    = inputSchema[BriefInput](func(p map[string]*jsonschema.Schema) {
+	listSchema     = inputSchema[ListInput](func(p map[string]*jsonschema.Schema) {
+		bounds(p["limit"], 0, MaxListLimit)
+		p["order"].Enum = []any{"-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id"}
+	})
+	briefSchema = inputSchema[BriefInput](func(p map[string]*jsonschema.Schema) {
 		bounds(p["budget"], 0, MaxBudget)
 		bounds(p["limit"], 0, 1000)
 	})
@@ -211,5 +227,18 @@ func toolFavorite() *mcp.Tool {
 			"higher in searches and always lead briefings: use it for what matters in most sessions.",
 		InputSchema: favoriteSchema(),
 		Annotations: &mcp.ToolAnnotations{Title: "Mark a favorite", IdempotentHint: true, OpenWorldHint: boolp(false)},
+	}
+}
+
+func toolList() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "memory_list",
+		Title: "List memories",
+		Description: "List stored memories without a query: filtered by scope, type, tags or time, newest first " +
+			"(or by order), a page at a time with a cursor for the next. Use it to review what is remembered " +
+			"about a user, project or session, or to find memories to update or delete; use memory_search to " +
+			"answer a question.",
+		InputSchema: listSchema(),
+		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolp(false)},
 	}
 }

@@ -1,6 +1,6 @@
 // Package mcpserver exposes an Engram store to LLM agents over the Model
-// Context Protocol: seven memory tools (search, add, update, delete, get,
-// brief, favorite) with typed input schemas, answering with compact LLM-ready
+// Context Protocol: eight memory tools (search, add, update, delete, get,
+// brief, favorite, list) with typed input schemas, answering with compact LLM-ready
 // text plus the structured JSON, over stdio or streamable HTTP.
 package mcpserver
 
@@ -32,6 +32,8 @@ const (
 	DefaultSearchLimit  = 10       // memory_search results when limit is not given
 	MaxSearchLimit      = 50       // the most memory_search returns in one call
 	DefaultSearchBudget = 6000     // characters of memory_search's text content
+	DefaultListLimit    = 20       // memory_list's page when limit is not given
+	MaxListLimit        = 100      // the largest page memory_list returns
 	MaxBudget           = 100000   // the largest character budget a tool accepts
 	DefaultName         = "engram" // the server's name for clients
 )
@@ -86,6 +88,7 @@ func New(b Backend, opts Options) *mcp.Server {
 	mcp.AddTool(s, toolGet(), t.get)
 	mcp.AddTool(s, toolBrief(), t.brief)
 	mcp.AddTool(s, toolFavorite(), t.favorite)
+	mcp.AddTool(s, toolList(), t.list)
 	return s
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-var toolNames = []string{"memory_add", "memory_brief", "memory_delete", "memory_favorite", "memory_get", "memory_search", "memory_update"}
+var toolNames = []string{"memory_add", "memory_brief", "memory_delete", "memory_favorite", "memory_get", "memory_list", "memory_search", "memory_update"}
 
 // exercise runs the whole tool surface through a client session: list, add,
 // search, get, update, favorite, brief, delete. It returns the id it added
@@ -54,7 +54,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	ok(t, cs, "memory_add", map[string]any{"text": "The user prefers dark themes in every editor.", "type": "preference"}, nil)
 
 	// Exact identifier and natural language both find it.
-	for _, q := range []string{"OPS-4512", "how do we ship releases to production?"} {
+	for _, q := range []string{"OPS-4512", "how do deploys to production work?"} {
 		var resp engram.Response
 		txt := ok(t, cs, "memory_search", map[string]any{"query": q, "limit": 5}, &resp)
 		if len(resp.Results) == 0 || resp.Results[0].ID != added.ID {
@@ -63,6 +63,17 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 		if !strings.Contains(txt, added.ID) || !strings.Contains(txt, "relevance") {
 			t.Errorf("search %q text lacks id or relevance:\n%s", q, txt)
 		}
+	}
+
+	// The model's relevance bar by default: nothing for a topic the store
+	// lacks, said plainly; min_relevance 0 lists every match, however weak.
+	var none engram.Response
+	if txt := ok(t, cs, "memory_search", map[string]any{"query": "how do I configure kubernetes ingress"}, &none); len(none.Results) != 0 ||
+		!strings.Contains(txt, "Nothing relevant") || !strings.Contains(txt, "relevance bar") {
+		t.Errorf("absent topic: %d results, text %q", len(none.Results), txt)
+	}
+	if ok(t, cs, "memory_search", map[string]any{"query": "how do I configure kubernetes ingress", "min_relevance": 0}, &none); len(none.Results) == 0 {
+		t.Errorf("min_relevance 0 lists nothing")
 	}
 
 	var got MemoryOut
@@ -87,6 +98,27 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	}
 	if !strings.Contains(txt, added.ID+" [instruction") || !strings.Contains(txt, "favorite") {
 		t.Errorf("brief text:\n%s", txt)
+	}
+
+	// memory_list pages through what is stored, newest first.
+	var page ListOutput
+	txt = ok(t, cs, "memory_list", map[string]any{"limit": 1}, &page)
+	if len(page.Memories) != 1 || page.NextCursor == "" || !strings.Contains(txt, "cursor "+page.NextCursor) {
+		t.Errorf("list page 1: %+v\n%s", page, txt)
+	}
+	first, cursor := page.Memories[0].ID, page.NextCursor
+	page = ListOutput{}
+	ok(t, cs, "memory_list", map[string]any{"limit": 1, "cursor": cursor}, &page)
+	if len(page.Memories) != 1 || page.Memories[0].ID == first || page.NextCursor != "" {
+		t.Errorf("list page 2: %+v", page)
+	}
+	page = ListOutput{}
+	ok(t, cs, "memory_list", map[string]any{"type": "instruction"}, &page)
+	if len(page.Memories) != 1 || page.Memories[0].ID != added.ID {
+		t.Errorf("list by type: %+v", page)
+	}
+	if res := call(t, cs, "memory_list", map[string]any{"order": "size"}); !res.IsError {
+		t.Errorf("list with a bad order: no error")
 	}
 
 	var del DeleteOutput

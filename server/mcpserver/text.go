@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/tokenize"
 )
 
 // The text content is what most clients put in front of the model, so it is
@@ -21,6 +25,16 @@ const minCut = 60
 
 // resultLine is one memory in compact form.
 func resultLine(r engram.Result, relevance bool) string {
+	e := resultEntry(r, relevance)
+	if r.Excerpt != "" {
+		return e.Head + r.Excerpt + e.Mark
+	}
+	return e.Head + e.Body
+}
+
+// resultEntry is resultLine in parts, for format.Deliver: the head, the text
+// and the mark of a text shown cut.
+func resultEntry(r engram.Result, relevance bool) format.Entry {
 	var b strings.Builder
 	b.WriteString("- " + r.ID + " [" + r.Type)
 	if !r.CreatedAt.IsZero() {
@@ -36,9 +50,11 @@ func resultLine(r engram.Result, relevance bool) string {
 	if r.Name != "" {
 		b.WriteString(format.OneLine(r.Name) + ": ")
 	}
-	b.WriteString(format.OneLine(r.Text))
-	return b.String()
+	return format.Entry{Head: b.String(), Body: format.OneLine(r.Text), Mark: excerptMark}
 }
+
+// excerptMark ends the line of a memory shown cut.
+const excerptMark = " (excerpt: memory_get returns the whole memory)"
 
 // list joins header and lines within budget runes (the header always
 // shows): the first line that does not fit is cut with "…" when enough of it
@@ -56,18 +72,32 @@ func moreNote(k int, short bool) string {
 	return fmt.Sprintf("(+%d more not shown: use memory_get by id, a smaller limit or a larger budget)", k)
 }
 
-// searchText renders a search response.
+// searchText renders a search response within budget runes: a memory too
+// long for its share shows the passage that best matches the query, marked
+// (format.Deliver's rule).
 func searchText(resp *engram.Response, budget int) string {
 	if len(resp.Results) == 0 {
+		if resp.BelowBar > 0 {
+			return fmt.Sprintf("Nothing relevant to %q: no memory cleared the relevance bar %.2f (%d weaker %s left out; min_relevance 0 lists them).",
+				resp.Query, resp.MinRelevance, resp.BelowBar, plural(resp.BelowBar, "match", "matches"))
+		}
 		return fmt.Sprintf("No memories matched %q.", resp.Query)
 	}
-	lines := make([]string, len(resp.Results))
+	entries := make([]format.Entry, len(resp.Results))
 	for i, r := range resp.Results {
-		lines[i] = resultLine(r, true)
+		entries[i] = resultEntry(r, true)
 	}
-	header := fmt.Sprintf("%d %s for %q, best first:", len(lines), plural(len(lines), "memory", "memories"), resp.Query)
-	return list(header, lines, budget)
+	header := fmt.Sprintf("%d %s for %q, best first:", len(entries), plural(len(entries), "memory", "memories"), resp.Query)
+	q := excerpt.NewQuery(excerptTokenizer(), resp.Query)
+	_, text := format.Deliver(entries, format.DeliverOptions{Budget: budget - utf8.RuneCountInString(header) - 1,
+		Passage: func(_ int, body string, room int) string { return q.Passage(body, room) },
+		More:    func(k int) string { return moreNote(k, false) }})
+	return header + "\n" + text
 }
+
+// excerptTokenizer finds a query's terms in a long memory (the BM25 leg's
+// default analysis).
+var excerptTokenizer = sync.OnceValue(func() *tokenize.Tokenizer { return tokenize.New(tokenize.DefaultOptions()) })
 
 // briefText renders a briefing; its items already fit the briefing's budget.
 func briefText(b *engram.Brief) string {
@@ -81,6 +111,29 @@ func briefText(b *engram.Brief) string {
 	header := fmt.Sprintf("Briefing: %d %s (favorites first, then most used, then most recent):",
 		len(lines), plural(len(lines), "memory", "memories"))
 	return list(header, lines, MaxBudget)
+}
+
+// listText renders a page of a listing, one memory a line, and how to get
+// the next page.
+func listText(page *engram.ListPage) string {
+	if len(page.Memories) == 0 {
+		return "No memories listed."
+	}
+	lines := make([]string, len(page.Memories))
+	for i, m := range page.Memories {
+		lines[i] = resultLine(memoryResult(m), false)
+	}
+	header := fmt.Sprintf("%d %s:", len(lines), plural(len(lines), "memory", "memories"))
+	text := list(header, lines, DefaultSearchBudget)
+	if page.NextCursor != "" {
+		text += "More: call memory_list again with cursor " + page.NextCursor + "\n"
+	}
+	return text
+}
+
+// memoryResult is a memory as a result line shows it.
+func memoryResult(m *engram.Memory) engram.Result {
+	return engram.Result{ID: m.ID, Text: m.Text, Name: m.Name, Type: m.Type, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
 }
 
 // memoryText renders one memory whole, a field a line, the text last.

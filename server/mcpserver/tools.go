@@ -69,7 +69,10 @@ func (t tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInpu
 
 // query turns the arguments into an engram query, applying defaults.
 func (in SearchInput) query(now time.Time) (engram.Query, error) {
-	q := engram.Query{Query: in.Query, Limit: in.Limit, Mode: in.Mode, MinRelevance: in.MinRelevance}
+	q := engram.Query{Query: in.Query, Limit: in.Limit, Mode: in.Mode, ModelBar: true}
+	if in.MinRelevance != nil {
+		q.MinRelevance, q.ModelBar = *in.MinRelevance, false
+	}
 	if strings.TrimSpace(in.Query) == "" {
 		return q, fmt.Errorf("%w: query must not be empty", engram.ErrInvalidQuery)
 	}
@@ -198,4 +201,44 @@ func memoryOut(m *engram.Memory) *MemoryOut {
 		out.EmbeddingModel = m.Embedding.Model
 	}
 	return out
+}
+
+// ListOutput is memory_list's structured result.
+type ListOutput struct {
+	Memories   []*MemoryOut `json:"memories"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+func (t tools) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, *ListOutput, error) {
+	opt := engram.ListOptions{Order: in.Order, Limit: in.Limit, Cursor: in.Cursor}
+	opt.Scope, opt.Type, opt.Tags = in.Scope, in.Type, in.Tags
+	if opt.Limit == 0 {
+		opt.Limit = DefaultListLimit
+	}
+	if opt.Limit < 1 || opt.Limit > MaxListLimit {
+		return nil, nil, fmt.Errorf("%w: limit %d: want 1 to %d", engram.ErrInvalid, opt.Limit, MaxListLimit)
+	}
+	now := time.Now()
+	for _, b := range []struct {
+		name, s string
+		dst     **time.Time
+	}{{"since", in.Since, &opt.Since}, {"until", in.Until, &opt.Until}} {
+		if b.s == "" {
+			continue
+		}
+		at, err := when.Parse(b.s, now)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %s: %v", engram.ErrInvalid, b.name, err)
+		}
+		*b.dst = &at
+	}
+	page, err := t.b.List(ctx, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &ListOutput{Memories: make([]*MemoryOut, len(page.Memories)), NextCursor: page.NextCursor}
+	for i, m := range page.Memories {
+		out.Memories[i] = memoryOut(m)
+	}
+	return textResult(listText(page)), out, nil
 }

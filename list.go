@@ -1,0 +1,203 @@
+package engram
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Listing orders: a field, ascending, or with a leading "-" descending; ties
+// are broken by id, ascending.
+const (
+	OrderNewest  = "-created_at" // the default
+	OrderOldest  = "created_at"
+	OrderUpdated = "-updated_at"
+	OrderUsed    = "-uses"
+	OrderID      = "id"
+)
+
+// ListOrders are the orders List accepts.
+var ListOrders = []string{"-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id"}
+
+// Listing bounds.
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 1000
+)
+
+// ListOptions select one page of a listing.
+type ListOptions struct {
+	Filter
+	// Order is one of ListOrders; empty means OrderNewest.
+	Order string `json:"order,omitempty"`
+	// Limit is the page size; 0 means DefaultListLimit, at most MaxListLimit.
+	Limit int `json:"limit,omitempty"`
+	// Cursor continues a listing from the page that returned it (NextCursor),
+	// with the same order.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ListPage is one page of memories, without their vectors (Embedding names
+// the model and dimension), and the cursor of the next page ("" after the
+// last).
+type ListPage struct {
+	Memories   []*Memory `json:"memories"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// listCursor is what a cursor encodes: the order it belongs to and the sort
+// key and id of the last memory of its page. The next page is every memory
+// after it in that order, so a listing neither repeats nor skips a memory
+// that stays put while it is paged (one whose key changes may move).
+type listCursor struct {
+	Order string `json:"o"`
+	Key   int64  `json:"k"`
+	ID    string `json:"id"`
+}
+
+// List returns one page of the memories the filter admits (in the view's
+// scope), in the order asked for. It costs one pass over the memories in
+// scope, keeping only the page.
+func (v view) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
+	if err := v.narrow(&opt.Filter); err != nil {
+		return nil, err
+	}
+	if err := memory.ValidateScope(opt.Scope); err != nil {
+		return nil, err
+	}
+	if opt.Order == "" {
+		opt.Order = OrderNewest
+	}
+	key, desc, err := orderKey(opt.Order)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case opt.Limit < 0 || opt.Limit > MaxListLimit:
+		return nil, fmt.Errorf("%w: limit %d: want 1 to %d", ErrInvalid, opt.Limit, MaxListLimit)
+	case opt.Limit == 0:
+		opt.Limit = DefaultListLimit
+	}
+	var after *listCursor
+	if opt.Cursor != "" {
+		c, err := decodeCursor(opt.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		if c.Order != opt.Order {
+			return nil, fmt.Errorf("%w: cursor: it continues a listing in order %q, not %q", ErrInvalid, c.Order, opt.Order)
+		}
+		after = &c
+	}
+	// before reports whether a comes before b in the order: by key, then by
+	// id (descending only for "-id" itself).
+	idDesc := opt.Order == "-id"
+	before := func(ka int64, ida string, kb int64, idb string) bool {
+		if ka != kb {
+			return (ka < kb) != desc
+		}
+		return (ida < idb) != idDesc
+	}
+	if err := v.e.sync(ctx); err != nil {
+		return nil, err
+	}
+	// One more than a page: whether it exists says if there is a next page.
+	page := topK[*memory.Memory]{k: opt.Limit + 1, better: func(a, b *memory.Memory) bool {
+		return before(key(a), a.ID, key(b), b.ID)
+	}}
+	err = v.e.be.List(ctx, backend.ListQuery{Filter: opt.Filter}, func(m *memory.Memory) error {
+		if after == nil || before(after.Key, after.ID, key(m), m.ID) {
+			page.add(m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	out := &ListPage{Memories: make([]*Memory, 0, min(len(page.items), opt.Limit))}
+	for i, m := range page.items {
+		if i == opt.Limit {
+			last := page.items[i-1]
+			out.NextCursor = encodeCursor(listCursor{Order: opt.Order, Key: key(last), ID: last.ID})
+			break
+		}
+		c := *m
+		if e := m.Embedding; e != nil {
+			c.Embedding = &memory.Embedding{Model: e.Model, Dim: e.Dim}
+		}
+		out.Memories = append(out.Memories, &c)
+	}
+	return out, nil
+}
+
+// orderKey is an order's sort key and direction.
+func orderKey(order string) (func(*memory.Memory) int64, bool, error) {
+	desc := strings.HasPrefix(order, "-")
+	switch strings.TrimPrefix(order, "-") {
+	case "created_at":
+		return func(m *memory.Memory) int64 { return m.CreatedAt.UnixNano() }, desc, nil
+	case "updated_at":
+		return func(m *memory.Memory) int64 { return m.UpdatedAt.UnixNano() }, desc, nil
+	case "uses":
+		return func(m *memory.Memory) int64 { return m.Uses }, desc, nil
+	case "id":
+		return func(*memory.Memory) int64 { return 0 }, desc, nil
+	}
+	return nil, false, fmt.Errorf("%w: order %q: want one of %s", ErrInvalid, order, strings.Join(ListOrders, ", "))
+}
+
+func encodeCursor(c listCursor) string {
+	b, _ := json.Marshal(c) // a struct of plain fields: encodes
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (listCursor, error) {
+	var c listCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.ID == "" {
+		return c, fmt.Errorf("%w: cursor %q is not one a listing returned", ErrInvalid, s)
+	}
+	return c, nil
+}
+
+// DeleteScope deletes every memory whose scope holds all of scope's
+// key=value pairs (and the view's), in one write that checks each memory's
+// scope, and returns how many it deleted: forgetting a user or a session in
+// one call. An empty scope is refused, so that nothing is deleted by mistake.
+func (v view) DeleteScope(ctx context.Context, scope map[string]string) (int, error) {
+	if len(scope) == 0 {
+		return 0, fmt.Errorf("%w: delete by scope needs at least one key=value", ErrInvalid)
+	}
+	if err := memory.ValidateScope(scope); err != nil {
+		return 0, err
+	}
+	f := Filter{Scope: scope}
+	if err := v.narrow(&f); err != nil {
+		return 0, err
+	}
+	if err := v.e.sync(ctx); err != nil {
+		return 0, err
+	}
+	var ids []string
+	err := v.e.be.List(ctx, backend.ListQuery{Filter: f}, func(m *memory.Memory) error {
+		ids = append(ids, m.ID)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete by scope: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	// The merged scope goes to the backend, which deletes only what still
+	// carries it when its write runs.
+	return v.e.be.Delete(ctx, f.Scope, ids)
+}
