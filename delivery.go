@@ -80,7 +80,7 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	if opt.Budget < 0 || opt.Limit < 0 {
 		return nil, fmt.Errorf("%w: budget and limit must not be negative", ErrInvalid)
 	}
-	if err := memory.ValidateScope(opt.Scope); err != nil {
+	if err := opt.Filter.Validate(); err != nil {
 		return nil, err
 	}
 	if opt.Budget == 0 {
@@ -149,7 +149,8 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 				full = true
 				break
 			}
-			if seen[m.ID] {
+			key := m.Key()
+			if seen[key] {
 				continue
 			}
 			r := memory.ResultOf(m)
@@ -157,7 +158,7 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 			if spent+n > opt.Budget {
 				continue // a shorter one may still fit
 			}
-			seen[m.ID] = true
+			seen[key] = true
 			spent += n
 			b.Items = append(b.Items, BriefItem{Result: r, Reason: group.reason})
 			results = append(results, r)

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/engram-memory/engram/backend"
@@ -124,6 +125,10 @@ type engine struct {
 	// so a search never writes. Both nil: keyword only.
 	embedder, memEmbedder embed.Embedder
 	log                   *slog.Logger
+
+	// embedDim caches the embedder's vector dimension once a probe learnt
+	// it (checkVectors); 0 until then.
+	embedDim atomic.Int64
 
 	mu          sync.RWMutex // guards storeWeight
 	storeWeight *float64     // the vector weight calibrated for this model (settings), or nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,6 +73,7 @@ var (
 	_ backend.Forker      = (*Backend)(nil)
 	_ backend.Snapshotter = (*Backend)(nil)
 	_ backend.Describer   = (*Backend)(nil)
+	_ backend.Updater     = (*Backend)(nil)
 )
 
 // Open opens or creates the store at path and loads its index.
@@ -179,21 +181,35 @@ func (b *Backend) SetEmbeddings(ctx context.Context, scope map[string]string, up
 	return n, b.mi.CatchUp(ctx)
 }
 
-// Get reads memories from the file, as stored.
-func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error) {
-	rows, err := b.st.GetMany(ctx, ids)
+// Update changes one memory in one write transaction of the file, then puts
+// it straight into the index.
+func (b *Backend) Update(ctx context.Context, scope map[string]string, id string, fn func(*memory.Memory) (*memory.Memory, error)) (*memory.Memory, error) {
+	up, err := b.st.Update(ctx, scope, id, fn)
 	if err != nil {
 		return nil, err
 	}
-	if len(scope) > 0 {
-		f := memory.Filter{Scope: scope}
-		for id, m := range rows {
-			if !f.Match(m) {
-				delete(rows, id)
-			}
-		}
+	if up.Last == 0 {
+		return up.Memory, nil
 	}
-	return rows, nil
+	out := *up.Memory // before the index takes it over
+	own := mirror.Own{First: up.First, Last: up.Last, Put: []*memory.Memory{up.Memory}}
+	if up.OldKey != up.Memory.Key() {
+		own.Deleted = []string{up.OldKey}
+	}
+	if err := b.mi.ApplyOwn(ctx, own); err != nil {
+		return nil, err
+	}
+	if e := out.Embedding; e != nil {
+		c := *e
+		c.Vector = slices.Clone(e.Vector)
+		out.Embedding = &c
+	}
+	return &out, nil
+}
+
+// Get reads memories from the file, as stored.
+func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error) {
+	return b.st.Get(ctx, scope, ids)
 }
 
 // List visits memories in id order: from the index, or, when q.Vectors asks
@@ -205,7 +221,7 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 				return nil
 			}
 			return fn(m)
-		})
+		}, nil)
 	}
 	for _, m := range b.mi.List(&q.Filter) {
 		if err := ctx.Err(); err != nil {
@@ -253,6 +269,9 @@ func (b *Backend) WriteSnapshot(ctx context.Context) (int64, error) { return b.m
 // index's change-log position and size.
 func (b *Backend) Describe(context.Context) (backend.Description, error) {
 	d := backend.Description{Path: b.st.Path(), ChangeSeq: b.mi.Seq(), Memories: b.mi.Len()}
+	for _, r := range b.mi.BadRows() {
+		d.Bad = append(d.Bad, backend.BadRow{ID: r.ID, Scope: r.Scope, Problem: r.Problem, Skipped: r.Skipped})
+	}
 	for _, p := range []string{d.Path, d.Path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
 			d.Bytes += fi.Size()

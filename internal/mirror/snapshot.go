@@ -195,8 +195,8 @@ func headerMismatch(h, want snapshotHeader) error {
 // Open calls it, and the store's owner should before closing it. Failure is
 // logged, never returned: the snapshot is only an accelerator.
 func (m *Mirror) MaybeWriteSnapshot(ctx context.Context) {
-	if m.st == nil {
-		return // a fork
+	if m.st == nil || m.st.ReadOnly() {
+		return // a fork, or a file this process may not change
 	}
 	min := m.opts.SnapshotMinMemories
 	if m.opts.NoSnapshot || min < 0 {
@@ -238,12 +238,16 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("snapshot token: %w", err)
 	}
 	token := hex.EncodeToString(tok[:])
+	if m.st.ReadOnly() {
+		return 0, fmt.Errorf("write snapshot: %w", store.ErrReadOnly)
+	}
 	path := SnapshotPath(m.st.Path())
+	removeStaleTemps(path, time.Now())
 	perm := os.FileMode(0o644)
 	if fi, err := os.Stat(m.st.Path()); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return 0, fmt.Errorf("write snapshot: %w", err)
 	}
@@ -290,6 +294,27 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 	m.snapSeq = seq
 	m.mu.Unlock()
 	return size, nil
+}
+
+// tempInfix names a snapshot being written: PATH.idx.tmpNNNN until it is
+// renamed into place.
+const tempInfix = ".tmp"
+
+// staleTempAge is how long after its last write a snapshot temp file is taken
+// for the leftover of a writer that died (SIGKILL, power loss) rather than one
+// still writing, which rewrites its file continuously.
+const staleTempAge = 15 * time.Minute
+
+// removeStaleTemps deletes the leftovers of snapshot writes that never
+// finished next to snapshot path: temp files untouched for staleTempAge. A
+// 100k-memory store's is about 400 MB, so they must not pile up.
+func removeStaleTemps(path string, now time.Time) {
+	matches, _ := filepath.Glob(path + tempInfix + "*")
+	for _, p := range matches {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleTempAge {
+			os.Remove(p)
+		}
+	}
 }
 
 // syncDir makes a rename in dir durable where the platform allows it.

@@ -53,7 +53,7 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 		hs = byScoreThenID(hs)
 		fh := make([]fusion.Hit, len(hs))
 		for i, h := range hs {
-			fh[i] = fusion.Hit{ID: h.Memory.ID, Score: h.Score}
+			fh[i] = fusion.Hit{ID: h.Memory.Key(), Score: h.Score} // ids are per-scope: the key names one memory
 		}
 		legs = append(legs, fusion.Leg{Name: name, Weight: w, Hits: fh})
 		hits = append(hits, hs)
@@ -288,7 +288,7 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	in := make([]fusion.Candidate, len(cands))
 	for i, c := range cands {
 		// Relevance is what the earlier stages ranked by (fused and boosted, or reranked).
-		in[i] = fusion.Candidate{ID: c.m.ID, Relevance: c.score, Vector: c.vec}
+		in[i] = fusion.Candidate{ID: c.m.Key(), Relevance: c.score, Vector: c.vec}
 	}
 	picks := fusion.MMR(in, lambda, r.q.Limit)
 	out := make([]*candidate, 0, len(picks))
@@ -330,7 +330,7 @@ func round(x float64, digits int) float64 {
 }
 
 // byScoreThenID orders a leg's hits (the caller's: a LegResult is its
-// caller's) by score, ties broken by id (a backend may break them by its own
+// caller's) by score, ties broken by id (then scope) (a backend may break them by its own
 // document numbers, which depend on insertion history), so a leg's ranks, and
 // so fusion, do not depend on how the index was built.
 func byScoreThenID(hits []backend.Hit) []backend.Hit {
@@ -338,7 +338,16 @@ func byScoreThenID(hits []backend.Hit) []backend.Hit {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Memory.ID, b.Memory.ID)
+		return compareKeys(a.Memory, b.Memory)
 	})
 	return hits
+}
+
+// compareKeys orders memories by id, then scope (memory.Key's order), without
+// building keys for distinct ids.
+func compareKeys(a, b *memory.Memory) int {
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return strings.Compare(memory.ScopeJSON(a.Scope), memory.ScopeJSON(b.Scope))
 }
