@@ -10,6 +10,11 @@ import (
 	"github.com/engram-memory/engram/memory"
 )
 
+// MaxFusionWeight bounds a fusion weight (a query's bm25_weight or
+// vector_weight, Options.VectorWeight, a calibrated weight): far above any
+// useful one, low enough that a weighted score never overflows.
+const MaxFusionWeight = recall.MaxWeight
+
 // Search runs one query through the recall pipeline (DESIGN §1) and records a
 // use of every delivered result unless q.NoRecord is set. It fails only on an
 // invalid query (ErrInvalidQuery) or a store error; a missing or failing

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode"
 
 	"github.com/oklog/ulid/v2"
 
@@ -18,7 +17,7 @@ import (
 )
 
 // MaxIDLength bounds a caller-chosen memory id.
-const MaxIDLength = 128
+const MaxIDLength = memory.MaxIDLength
 
 // DefaultWriteEmbedTimeout bounds embedding one batch of memories being written.
 const DefaultWriteEmbedTimeout = 30 * time.Second
@@ -133,17 +132,7 @@ func prepare(in *Memory, now time.Time) (*memory.Memory, error) {
 	return &m, nil
 }
 
-func checkID(id string) error {
-	if len(id) > MaxIDLength {
-		return fmt.Errorf("%w: id of %d bytes is longer than %d", ErrInvalid, len(id), MaxIDLength)
-	}
-	for _, r := range id {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("%w: id %q has whitespace, control or invalid characters", ErrInvalid, id)
-		}
-	}
-	return nil
-}
+func checkID(id string) error { return memory.CheckID(id) }
 
 // embedMissing gives vectors to the memories that have none from the current
 // model. An embedder failure is not an error: it returns the reason instead.

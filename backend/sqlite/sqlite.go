@@ -28,6 +28,9 @@ var (
 	ErrNotEngram   = store.ErrNotEngram
 	ErrNewerSchema = store.ErrNewerSchema
 	ErrBadPath     = store.ErrBadPath
+	ErrDamaged     = store.ErrDamaged
+	ErrOldSchema   = store.ErrOldSchema
+	ErrReadOnly    = store.ErrReadOnly
 )
 
 // DefaultSnapshotMinMemories is the store size from which a full rebuild of
@@ -113,6 +116,16 @@ func (o Options) mirrorOptions() (mirror.Options, error) {
 	tok := tokenize.DefaultOptions()
 	tok.Stem, tok.Stopwords = !o.NoStem, !o.NoStopwords
 	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories, Logger: o.Logger}, nil
+}
+
+// DoctorReport is what Doctor found in a store file.
+type DoctorReport = store.Report
+
+// Doctor examines the store file at path without the checks Open makes (a
+// file Open refuses can still be examined) and, with repair, fixes what can
+// be fixed without losing anything (see store.Doctor).
+func Doctor(ctx context.Context, path string, repair bool) (*DoctorReport, error) {
+	return store.Doctor(ctx, path, repair)
 }
 
 // SnapshotPath is the index snapshot file of the store at path.

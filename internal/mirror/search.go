@@ -59,7 +59,13 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			bmHits, res.Bound = ix.BM25(q.Text, domain, allow, q.K)
+			var bound float64
+			bmHits = topByKey(ix, q.K, func(n int) []bm25.Hit {
+				var hits []bm25.Hit
+				hits, bound = ix.BM25(q.Text, domain, allow, n)
+				return hits
+			}, func(h bm25.Hit) float64 { return h.Score }, func(h bm25.Hit) uint32 { return h.Doc })
+			res.Bound = bound
 			res.BM25Took = time.Since(t)
 		}()
 	}
@@ -69,7 +75,8 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			vecHits = vi.Search(q.Vector, allow, q.K)
+			vecHits = topByKey(ix, q.K, func(n int) []vector.Hit { return vi.Search(q.Vector, allow, n) },
+				func(h vector.Hit) float64 { return float64(h.Cosine) }, func(h vector.Hit) uint32 { return h.Doc })
 			res.VectorTook = time.Since(t)
 		}()
 	}

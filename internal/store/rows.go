@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -43,6 +44,21 @@ func (b BadRow) String() string {
 
 type scanner interface{ Scan(dest ...any) error }
 
+// readOne reads the row of memoryColumns one query selects, inside tx: m nil
+// and bad nil when there is none. (A *sql.Row scans once only, which the
+// loose second reading of a damaged row needs, so this iterates *sql.Rows.)
+func readOne(ctx context.Context, tx *sql.Tx, query string, args ...any) (*memory.Memory, *BadRow, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, nil, rows.Err()
+	}
+	return decodeRow(rows)
+}
+
 // decodeRow reads the current row of r, whose columns are memoryColumns. It
 // returns the memory (nil when the row is skipped) and, when anything was
 // wrong, the report. err is only for a failure of the query itself.
@@ -74,8 +90,8 @@ func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, up
 		note(format, a...)
 		return nil, &BadRow{ID: m.ID, Scope: scope, Problem: strings.Join(problems, "; "), Skipped: true}, nil
 	}
-	if m.ID == "" {
-		return skip("empty id")
+	if err := memory.CheckID(m.ID); err != nil {
+		return skip("%v", err)
 	}
 	sc, err := parseScope(scope)
 	if err != nil {
@@ -84,11 +100,15 @@ func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, up
 	if c := memory.ScopeJSON(sc); c != scope {
 		return skip("scope is not in canonical form (want %s)", c)
 	}
+	if err := memory.ValidateScope(sc); err != nil {
+		return skip("%v", err)
+	}
 	if len(sc) > 0 {
 		m.Scope = sc
 	}
 	if strings.TrimSpace(m.Text) == "" {
-		note("empty text")
+		// A memory without text can be neither searched nor imported back.
+		return skip("empty text")
 	}
 	if err := json.Unmarshal([]byte(tags), &m.Tags); err != nil {
 		m.Tags = nil
@@ -105,10 +125,10 @@ func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, up
 		}
 	}
 	m.Favorite = fav != 0
-	m.CreatedAt = time.Unix(0, created).UTC()
-	m.UpdatedAt = time.Unix(0, updated).UTC()
+	m.CreatedAt = inRange(time.Unix(0, created).UTC(), "created_at", note)
+	m.UpdatedAt = inRange(time.Unix(0, updated).UTC(), "updated_at", note)
 	if demandAt.Valid {
-		t := time.Unix(0, demandAt.Int64).UTC()
+		t := inRange(time.Unix(0, demandAt.Int64).UTC(), "demand_at", note)
 		m.DemandAt = &t
 	}
 	if u := memory.ClampUses(m.Uses); u != m.Uses {
@@ -136,6 +156,19 @@ func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, up
 		return m, &BadRow{ID: m.ID, Scope: scope, Problem: strings.Join(problems, "; ")}, nil
 	}
 	return m, nil, nil
+}
+
+// inRange is t within memory.MinTime..MaxTime, noting a time moved into it.
+func inRange(t time.Time, field string, note func(string, ...any)) time.Time {
+	switch {
+	case t.Before(memory.MinTime):
+		note("%s %s before %d, read as %s", field, t.Format(time.RFC3339), memory.MinTime.Year(), memory.MinTime.Format(time.RFC3339))
+		return memory.MinTime
+	case t.After(memory.MaxTime):
+		note("%s %s after %d, read as %s", field, t.Format(time.RFC3339), memory.MaxTime.Year(), memory.MaxTime.Format(time.RFC3339Nano))
+		return memory.MaxTime
+	}
+	return t
 }
 
 // decodeLoose reads a row whose columns have unexpected types (a REAL where an

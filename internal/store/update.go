@@ -38,9 +38,13 @@ func (s *Store) Update(ctx context.Context, scope map[string]string, id string, 
 		if !ok {
 			return fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
 		}
-		old, bad, err := s.scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ? AND scope = ?`, id, rowScope))
+		old, bad, err := readOne(ctx, tx, `SELECT `+memoryColumns+` FROM memories WHERE id = ? AND scope = ?`, id, rowScope)
 		if err != nil {
 			return fmt.Errorf("read memory %s: %w", id, err)
+		}
+		s.rowsRead.Add(1)
+		if old == nil && bad == nil {
+			return fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
 		}
 		if old == nil {
 			return fmt.Errorf("memory %s: %w: the stored row cannot be read (%s); engram doctor explains", id, memory.ErrInvalid, bad.Problem)

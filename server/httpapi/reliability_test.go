@@ -246,3 +246,48 @@ func TestAmbiguousIDNamedByScope(t *testing.T) {
 		t.Fatalf("a child naming its sibling's scope: %d %s", r.status, r.body)
 	}
 }
+
+// TestPoisonCounter is issue 14's first finding, request by request: a
+// client-supplied use count at the int64 maximum is refused (POST and
+// import), one at the largest valid count is accepted and its next delivery
+// saturates instead of overflowing, and every tenant's searches, the export
+// and a reopen of the file keep working.
+func TestPoisonCounter(t *testing.T) {
+	path := t.TempDir() + "/poison.db"
+	db, err := engram.Open(t.Context(), path, engram.Options{NoEmbedder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts := startServer(t, db, Config{Keys: testKeys})
+	c := ts.Client()
+	r := call(t, c, ts.URL, "POST", "/v1/memories", keyA, map[string]any{"text": "poison pill", "uses": int64(math.MaxInt64)})
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), `\"uses\"`) {
+		t.Fatalf("uses at the int64 maximum: %d %s", r.status, r.body)
+	}
+	r = call(t, c, ts.URL, "POST", "/v1/import", keyA, `{"text": "poison pill", "uses": 9223372036854775807}`+"\n")
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("import with uses at the int64 maximum: %d %s", r.status, r.body)
+	}
+	mustJSON(t, call(t, c, ts.URL, "POST", "/v1/memories", keyA, map[string]any{"text": "poison pill at the top", "uses": int64(1 << 53)}), http.StatusCreated, nil)
+	mustJSON(t, call(t, c, ts.URL, "POST", "/v1/memories", keyB, map[string]any{"text": "team b's pill"}), http.StatusCreated, nil)
+	for range 2 {
+		for _, key := range []string{keyA, keyB} {
+			mustJSON(t, call(t, c, ts.URL, "POST", "/v1/search", key, map[string]any{"query": "pill"}), http.StatusOK, nil)
+		}
+	}
+	exp := call(t, c, ts.URL, "GET", "/v1/export", keyA, nil)
+	if got := readJSONL(t, exp.body); len(got) != 1 || got[0].Uses != 1<<53 {
+		t.Fatalf("after two deliveries: %s", exp.body)
+	}
+	ts.Close()
+	db.Close()
+	again, err := engram.Open(t.Context(), path, engram.Options{NoEmbedder: true})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer again.Close()
+	var out strings.Builder
+	if err := again.Export(t.Context(), &out); err != nil || strings.Count(out.String(), "\n") != 2 {
+		t.Fatalf("export after reopening: %v\n%s", err, out.String())
+	}
+}
