@@ -363,3 +363,4 @@ func firstIDs(t testing.TB, db *DB, n int) []string {
 	}
 	return ids
 }
+
