@@ -226,6 +226,9 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 			vec, vecHash = c.Embedding, c.ContentHash
 			continue
 		}
+		if errors.Is(err, errNeedsVector) {
+			return nil, fmt.Errorf("update %s: its text changed %d times while it was being embedded; try again", id, maxUpdateAttempts)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,19 @@ func ScopeJSON(scope map[string]string) string {
 	if len(scope) == 0 {
 		return "{}"
 	}
+	var b strings.Builder
+	writeScopeJSON(&b, "", scope)
+	return b.String()
+}
+
+// writeScopeJSON writes prefix and ScopeJSON(scope) to b, in one allocation.
+func writeScopeJSON(b *strings.Builder, prefix string, scope map[string]string) {
+	if len(scope) == 0 {
+		b.Grow(len(prefix) + 2)
+		b.WriteString(prefix)
+		b.WriteString("{}")
+		return
+	}
 	var small [4]string
 	keys := small[:0]
 	n := 2
@@ -38,19 +51,18 @@ func ScopeJSON(scope map[string]string) string {
 	if len(keys) > 1 {
 		sort.Strings(keys)
 	}
-	var b strings.Builder
-	b.Grow(n)
+	b.Grow(len(prefix) + n)
+	b.WriteString(prefix)
 	b.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeJSONString(&b, k)
+		writeJSONString(b, k)
 		b.WriteByte(':')
-		writeJSONString(&b, scope[k])
+		writeJSONString(b, scope[k])
 	}
 	b.WriteByte('}')
-	return b.String()
 }
 
 // writeJSONString writes s as encoding/json does: plain printable ASCII as it
@@ -72,7 +84,11 @@ func writeJSONString(b *strings.Builder, s string) {
 
 // Key is the store-wide name of the memory with id in scope: the id, a NUL
 // (which no id holds) and ScopeJSON(scope). Keys sort by id, then scope.
-func Key(id string, scope map[string]string) string { return id + "\x00" + ScopeJSON(scope) }
+func Key(id string, scope map[string]string) string {
+	var b strings.Builder
+	writeScopeJSON(&b, id+"\x00", scope)
+	return b.String()
+}
 
 // Key is the memory's store-wide name (see the package function Key).
 func (m *Memory) Key() string { return Key(m.ID, m.Scope) }

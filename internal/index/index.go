@@ -317,9 +317,12 @@ func (ix *Index) Domain(scope map[string]string) *bm25.Domain {
 		if s == nil {
 			s = &docset.Set{}
 		}
-		if docs == nil {
+		switch {
+		case len(scope) == 1:
+			docs = s // only read, under the caller's read lock: no copy
+		case docs == nil:
 			docs = s.Clone()
-		} else {
+		default:
 			docs.And(s)
 		}
 	}

@@ -37,7 +37,7 @@ var snapshotReplayFloor = 10000
 
 const (
 	snapshotMagic   = "ENGRAMIX"
-	snapshotFormat  = 1
+	snapshotFormat  = 2          // 2: the bad rows follow the index
 	snapshotSetting = "snapshot" // settings key: JSON snapshotStamp
 	snapshotSuffix  = ".idx"
 )
@@ -142,9 +142,15 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	bad := readBadRows(r)
 	if err := r.Verify(); err != nil {
 		return 0, err
 	}
+	m.badMu.Lock()
+	for _, b := range bad {
+		m.bad[b.Key()] = b
+	}
+	m.badMu.Unlock()
 	m.mu.Lock()
 	m.ix, m.seq = ix, h.Seq
 	m.mu.Unlock()
@@ -263,6 +269,7 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 	w := binenc.NewWriter(f)
 	writeHeader(w, m.snapshotHeaderFor(seq, token))
 	m.ix.WriteSnapshot(w)
+	writeBadRows(w, m.BadRows())
 	err = w.Finish()
 	m.mu.RUnlock()
 	size := w.Len()
@@ -315,6 +322,31 @@ func removeStaleTemps(path string, now time.Time) {
 			os.Remove(p)
 		}
 	}
+}
+
+// writeBadRows records the rows the index left out or read in part, so that
+// a store opened from the snapshot still reports them.
+func writeBadRows(w *binenc.Writer, bad []store.BadRow) {
+	w.Uint64(uint64(len(bad)))
+	for _, b := range bad {
+		w.String(b.ID)
+		w.String(b.Scope)
+		w.String(b.Problem)
+		w.Bool(b.Skipped)
+	}
+}
+
+func readBadRows(r *binenc.Reader) []store.BadRow {
+	n := r.Count(3*8 + 4)
+	out := make([]store.BadRow, 0, n)
+	for range n {
+		b := store.BadRow{ID: r.String(), Scope: r.String(), Problem: r.String(), Skipped: r.Bool()}
+		if r.Err() != nil {
+			return nil
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // syncDir makes a rename in dir durable where the platform allows it.

@@ -363,4 +363,3 @@ func firstIDs(t testing.TB, db *DB, n int) []string {
 	}
 	return ids
 }
-

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -49,15 +50,22 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 	legs := make([]fusion.Leg, 0, 2)
 	hits := make([][]backend.Hit, 0, 2) // parallel to legs
 	weights := map[string]float64{}
-	leg := func(name string, w float64, hs []backend.Hit) {
+	// Ids are per-scope namespaces: two hits with one id are one memory only
+	// when their scopes are equal. Fuse by key then; by id (no key to build)
+	// when no id stands for two memories, the common case.
+	name := func(m *memory.Memory) string { return m.ID }
+	if idsRepeat(res) {
+		name = func(m *memory.Memory) string { return m.Key() }
+	}
+	leg := func(legName string, w float64, hs []backend.Hit) {
 		hs = byScoreThenID(hs)
 		fh := make([]fusion.Hit, len(hs))
 		for i, h := range hs {
-			fh[i] = fusion.Hit{ID: h.Memory.Key(), Score: h.Score} // ids are per-scope: the key names one memory
+			fh[i] = fusion.Hit{ID: name(h.Memory), Score: h.Score}
 		}
-		legs = append(legs, fusion.Leg{Name: name, Weight: w, Hits: fh})
+		legs = append(legs, fusion.Leg{Name: legName, Weight: w, Hits: fh})
 		hits = append(hits, hs)
-		weights[name] = w
+		weights[legName] = w
 	}
 	if r.resp.Strategy != memory.StrategyVector {
 		leg("bm25", wb, res.BM25)
@@ -341,6 +349,23 @@ func byScoreThenID(hits []backend.Hit) []backend.Hit {
 		return compareKeys(a.Memory, b.Memory)
 	})
 	return hits
+}
+
+// idsRepeat reports whether the legs' hits hold one id in two scopes.
+func idsRepeat(res *backend.LegResult) bool {
+	seen := make(map[string]map[string]string, len(res.BM25)+len(res.Vector))
+	for _, hs := range [][]backend.Hit{res.BM25, res.Vector} {
+		for _, h := range hs {
+			if sc, ok := seen[h.Memory.ID]; ok {
+				if !maps.Equal(sc, h.Memory.Scope) {
+					return true
+				}
+				continue
+			}
+			seen[h.Memory.ID] = h.Memory.Scope
+		}
+	}
+	return false
 }
 
 // compareKeys orders memories by id, then scope (memory.Key's order), without

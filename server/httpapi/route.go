@@ -228,8 +228,8 @@ func (p *paced) Read(b []byte) (int, error) {
 // No type at all is accepted (curl, scripts).
 func checkContentType(r *http.Request, kind bodyKind) error {
 	ct := r.Header.Get("Content-Type")
-	if ct == "" || (kind == bodyNone && r.ContentLength == 0) {
-		return nil
+	if ct == "" || r.ContentLength == 0 {
+		return nil // no type, or an empty body, whatever its type
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
