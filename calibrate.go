@@ -182,9 +182,11 @@ func (e *engine) calibrationSearcher(ctx context.Context, forker backend.Forker,
 	emb := embed.Cached(e.embedder, embed.NewLRU(queries+16))
 	model := emb.Model()
 	todo := make([]*memory.Memory, 0, len(edited))
+	byKey := make(map[string]*memory.Memory, len(edited)) // Fork replaces by key
 	for _, m := range mems {
-		if ed, ok := edited[m.ID]; ok {
+		if ed, ok := edited[m.ID]; ok && ed.Key() == m.Key() {
 			todo = append(todo, ed)
+			byKey[m.Key()] = ed
 		}
 	}
 	err := batches(todo, func(_ int, batch []*memory.Memory) error {
@@ -194,7 +196,7 @@ func (e *engine) calibrationSearcher(ctx context.Context, forker backend.Forker,
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: embedder %s: %w", model, err)
 	}
-	fork, err := forker.Fork(ctx, model, edited)
+	fork, err := forker.Fork(ctx, model, byKey)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}

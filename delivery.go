@@ -86,7 +86,7 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	if opt.Budget < 0 || opt.Limit < 0 {
 		return nil, fmt.Errorf("%w: budget and limit must not be negative", ErrInvalid)
 	}
-	if err := memory.ValidateScope(opt.Scope); err != nil {
+	if err := opt.Filter.Validate(); err != nil {
 		return nil, err
 	}
 	if opt.Budget == 0 {
@@ -152,8 +152,8 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 		ms     []*memory.Memory
 	}{{"favorite", memories(favs.items)}, {"demand", memories(used.items)}, {"recent", recent.items}} {
 		for _, m := range group.ms {
-			if !seen[m.ID] {
-				seen[m.ID] = true
+			if key := m.Key(); !seen[key] {
+				seen[key] = true
 				cands = append(cands, memory.ResultOf(m))
 				reasons = append(reasons, group.reason)
 			}
@@ -163,7 +163,7 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	b := &Brief{Items: make([]BriefItem, len(kept)), Text: text}
 	at := 0
 	for i, r := range kept {
-		for cands[at].ID != r.ID {
+		for memory.Key(cands[at].ID, cands[at].Scope) != memory.Key(r.ID, r.Scope) {
 			at++
 		}
 		b.Items[i] = BriefItem{Result: r, Reason: reasons[at]}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/engram-memory/engram/backend"
@@ -49,6 +50,13 @@ var (
 	ErrNotEngram    = sqlite.ErrNotEngram
 	ErrNewerSchema  = sqlite.ErrNewerSchema
 	ErrBadPath      = sqlite.ErrBadPath
+	// ErrDamaged: the file's header contradicts its contents (engram doctor
+	// explains); ErrOldSchema: a read-only file of an older schema, which
+	// only a writable open upgrades; ErrReadOnly: a write to a store opened
+	// read-only.
+	ErrDamaged   = sqlite.ErrDamaged
+	ErrOldSchema = sqlite.ErrOldSchema
+	ErrReadOnly  = sqlite.ErrReadOnly
 	// ErrNoLLM and ErrNoReranker are the reasons a search gives in degraded
 	// when it was asked for HyDE or a rerank the DB has no provider for.
 	ErrNoLLM      = recall.ErrNoLLM
@@ -130,6 +138,10 @@ type engine struct {
 	embedder, memEmbedder embed.Embedder
 	log                   *slog.Logger
 
+	// embedDim caches the embedder's vector dimension once a probe learnt
+	// it (checkVectors); 0 until then.
+	embedDim atomic.Int64
+
 	mu          sync.RWMutex // guards storeWeight
 	storeWeight *float64     // the vector weight calibrated for this model (settings), or nil
 
@@ -198,6 +210,9 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 
 // newDB sets up the embedders over be and reads the store's settings.
 func newDB(ctx context.Context, be backend.Backend, path string, opts Options, builtin embed.Embedder) (*DB, error) {
+	if w := opts.VectorWeight; w != nil && !(*w >= 0 && *w <= MaxFusionWeight) {
+		return nil, fmt.Errorf("%w: vector weight %v must be a number from 0 to %g", ErrInvalid, *w, float64(MaxFusionWeight))
+	}
 	e := &engine{be: be, opts: opts, path: path, log: opts.Logger}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)

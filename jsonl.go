@@ -19,6 +19,10 @@ import (
 // MaxLineBytes bounds one JSONL line of an import.
 const MaxLineBytes = 16 << 20
 
+// ErrLineTooLong is an import line longer than MaxLineBytes. It wraps
+// ErrInvalid.
+var ErrLineTooLong = fmt.Errorf("%w: import line too long", ErrInvalid)
+
 // ImportOptions control Import.
 type ImportOptions struct {
 	// SkipInvalid imports the valid lines and reports the others; without it
@@ -61,10 +65,10 @@ func ParseJSONL(r io.Reader) ([]*Memory, []LineError, error) {
 		}
 		m, err := ParseMemoryJSON(b)
 		if err == nil && m.ID != "" {
-			if prev, dup := ids[m.ID]; dup {
-				err = fmt.Errorf("id %q repeats line %d", m.ID, prev)
+			if prev, dup := ids[m.Key()]; dup {
+				err = fmt.Errorf("id %q repeats line %d in the same scope", m.ID, prev)
 			} else {
-				ids[m.ID] = line
+				ids[m.Key()] = line
 			}
 		}
 		if err != nil {
@@ -75,7 +79,7 @@ func ParseJSONL(r io.Reader) ([]*Memory, []LineError, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, nil, fmt.Errorf("line %d: longer than %d bytes", line+1, MaxLineBytes)
+			return nil, nil, fmt.Errorf("%w: line %d: longer than %d bytes", ErrLineTooLong, line+1, MaxLineBytes)
 		}
 		return nil, nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
@@ -96,6 +100,9 @@ func ParseMemoryJSON(b []byte) (*Memory, error) {
 	}
 	if dec.More() {
 		return nil, errors.New("more than one JSON value on the line")
+	}
+	if err := memory.CheckZeroTimes(b); err != nil {
+		return nil, err
 	}
 	// The same checks Add makes, so an import fails here, with a line number.
 	if _, err := prepare(&m, time.Now()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engram-memory/engram"
 )
@@ -21,6 +22,9 @@ func FuzzParseJSONL(f *testing.F) {
 		`{"text":"a","embedding":{"model":"m","dim":2,"vector":[1,2]}}`,
 		`{"text":"a","embedding":{"model":"m","dim":3,"vector":[1,2]}}`,
 		`{"text":"a","created_at":"2026-11-30T08:00:00Z","scope":{"a=b":"c"}}`,
+		`{"text":"a","created_at":"0001-01-01T00:00:00Z"}`, `{"text":"a","created_at":"2500-01-01T00:00:00Z"}`,
+		`{"text":"a","uses":9223372036854775807}`, `{"text":"a","demand":1e308,"demand_at":"2026-01-01T00:00:00Z"}`,
+		`{"text":"a","embedding":{"model":"m","dim":2,"vector":[0,0]}}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -37,6 +41,14 @@ func FuzzParseJSONL(f *testing.F) {
 			}
 		}
 		for _, m := range mems {
+			// Times not given mean "now" and are filled as Add fills them; an
+			// explicit zero time is refused (it would silently become now).
+			if m.CreatedAt.IsZero() {
+				m.CreatedAt = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+			}
+			if m.UpdatedAt.IsZero() {
+				m.UpdatedAt = m.CreatedAt
+			}
 			enc, err := json.Marshal(m)
 			if err != nil {
 				t.Fatalf("valid memory does not encode: %v", err)

@@ -39,7 +39,7 @@ func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total
 	err := e.be.List(ctx, backend.ListQuery{}, func(m *memory.Memory) error {
 		res.Checked++
 		if force || m.Embedding == nil || m.Embedding.Model != model {
-			todo = append(todo, &memory.Memory{ID: m.ID, Name: m.Name, Description: m.Description, Text: m.Text, ContentHash: m.ContentHash})
+			todo = append(todo, &memory.Memory{ID: m.ID, Scope: m.Scope, Name: m.Name, Description: m.Description, Text: m.Text, ContentHash: m.ContentHash})
 		}
 		return nil
 	})
@@ -50,19 +50,30 @@ func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total
 		if _, err := embedBatch(ctx, e.memEmbedder, batch, 0); err != nil {
 			return fmt.Errorf("reindex with %s after %d of %d: %w", model, start, len(todo), err)
 		}
-		ups := make([]backend.EmbeddingUpdate, 0, len(batch))
+		// One write per scope in the batch: each update names its memory
+		// exactly, by its id in its own scope (ids are per-scope namespaces).
+		var order []string
+		ups := map[string][]backend.EmbeddingUpdate{}
+		scopes := map[string]map[string]string{}
 		for _, m := range batch {
 			if m.Embedding == nil {
 				res.NoVector++
 				continue
 			}
-			ups = append(ups, backend.EmbeddingUpdate{ID: m.ID, Hash: m.ContentHash, Embedding: m.Embedding})
+			sj := memory.ScopeJSON(m.Scope)
+			if _, ok := ups[sj]; !ok {
+				order = append(order, sj)
+				scopes[sj] = m.Scope
+			}
+			ups[sj] = append(ups[sj], backend.EmbeddingUpdate{ID: m.ID, Hash: m.ContentHash, Embedding: m.Embedding})
 		}
-		n, err := e.be.SetEmbeddings(ctx, nil, ups)
-		if err != nil {
-			return fmt.Errorf("reindex: %w", err)
+		for _, sj := range order {
+			n, err := e.be.SetEmbeddings(ctx, scopes[sj], ups[sj])
+			if err != nil {
+				return fmt.Errorf("reindex: %w", err)
+			}
+			res.Embedded += n
 		}
-		res.Embedded += n
 		if progress != nil {
 			progress(start+len(batch), len(todo))
 		}

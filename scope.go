@@ -42,6 +42,25 @@ func (db *DB) WithScope(scope map[string]string) (*Scoped, error) {
 // Scope is the view's scope.
 func (s *Scoped) Scope() map[string]string { return cloneMap(s.scope) }
 
+// Within returns the view narrowed to scope too: memories must carry both
+// the view's scope and scope. It is how a caller whose scope holds several
+// memories with one id (in different scopes below it) names one of them: by
+// id, a view addresses the memory in its own scope first. A key of scope
+// that names another value than the view's is refused (ErrScope).
+func (v view) Within(scope map[string]string) (*Scoped, error) {
+	f := Filter{Scope: scope}
+	if err := v.narrow(&f); err != nil {
+		return nil, err
+	}
+	if len(f.Scope) == 0 {
+		return nil, fmt.Errorf("%w: a scoped view needs at least one key=value", ErrInvalid)
+	}
+	if err := memory.ValidateScope(f.Scope); err != nil {
+		return nil, err
+	}
+	return &Scoped{view{e: v.e, scope: f.Scope}}, nil
+}
+
 // narrow merges the view's scope into a filter's; a conflicting key is
 // refused. The whole store's view leaves the filter as it is.
 func (v view) narrow(f *Filter) error {

@@ -7,7 +7,13 @@ import (
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/memory"
 )
+
+// MaxFusionWeight bounds a fusion weight (a query's bm25_weight or
+// vector_weight, Options.VectorWeight, a calibrated weight): far above any
+// useful one, low enough that a weighted score never overflows.
+const MaxFusionWeight = recall.MaxWeight
 
 // Search runs one query through the recall pipeline and records a use of
 // every result that clears the model's relevance bar (Response.RelevanceBar)
@@ -77,16 +83,35 @@ func relevant(resp *Response) []Result {
 	return out
 }
 
-// recordUse counts a delivery of each result as a use, in one write that also
-// brings the index's counters up to date; memories deleted since are skipped.
+// recordUse counts a delivery of each result as a use, in one write per
+// scope among the results (usually one) that also brings the index's counters
+// up to date; memories deleted since are skipped. Each result is named
+// exactly, by its id in its own scope: ids are per-scope namespaces, so a
+// parent scope's results may share an id.
 func (v view) recordUse(ctx context.Context, results []Result) error {
 	if len(results) == 0 {
 		return nil
 	}
-	ids := make([]string, len(results))
-	for i, r := range results {
-		ids[i] = r.ID
+	now := time.Now().UTC()
+	var order []string
+	groups := map[string][]string{}
+	scopes := map[string]map[string]string{}
+	for _, r := range results {
+		sj := memory.ScopeJSON(r.Scope)
+		if _, ok := groups[sj]; !ok {
+			order = append(order, sj)
+			scopes[sj] = r.Scope
+		}
+		groups[sj] = append(groups[sj], r.ID)
 	}
-	_, err := v.e.be.RecordUse(ctx, v.scope, ids, time.Now().UTC(), false)
-	return err
+	for _, sj := range order {
+		scope := scopes[sj]
+		if len(scope) == 0 {
+			scope = nil
+		}
+		if _, err := v.e.be.RecordUse(ctx, scope, groups[sj], now, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -20,7 +20,14 @@ type Stats struct {
 	VectorWeight float64        `json:"vector_weight"`
 	WeightSource string         `json:"weight_source,omitempty"`
 	ChangeSeq    int64          `json:"change_seq"`
+	// BadRows lists stored memories the store could not read as they are:
+	// skipped (not searchable, not exported) or read without a damaged part
+	// (engram doctor explains and repairs). Whole store only.
+	BadRows []BadRow `json:"bad_rows,omitempty"`
 }
+
+// BadRow is a stored memory the store could not read as it is.
+type BadRow = backend.BadRow
 
 // Stats counts what the view holds. For the whole store it adds the
 // store-wide figures (path, file size, change sequence); a scoped view leaves
@@ -73,6 +80,13 @@ func (v view) Stats(ctx context.Context) (Stats, error) {
 				return Stats{}, fmt.Errorf("stats: %w", err)
 			}
 			st.Path, st.FileBytes, st.ChangeSeq = desc.Path, desc.Bytes, desc.ChangeSeq
+		}
+		if d, ok := e.be.(backend.Diagnoser); ok {
+			bad, err := d.BadRows(ctx)
+			if err != nil {
+				return Stats{}, fmt.Errorf("stats: %w", err)
+			}
+			st.BadRows = bad
 		}
 	}
 	if e.embedder != nil {

@@ -1,13 +1,14 @@
 package engram
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
-	"unicode"
 
 	"github.com/oklog/ulid/v2"
 
@@ -16,7 +17,7 @@ import (
 )
 
 // MaxIDLength bounds a caller-chosen memory id.
-const MaxIDLength = 128
+const MaxIDLength = memory.MaxIDLength
 
 // DefaultWriteEmbedTimeout bounds embedding one batch of memories being written.
 const DefaultWriteEmbedTimeout = 30 * time.Second
@@ -51,10 +52,11 @@ func NewID() string { return ulid.MustNew(ulid.Now(), rand.Reader).String() }
 // Add stores memories in one write: all or none. Missing ids, times and
 // types are filled; the caller's structs are not modified. In a scoped view
 // each memory gets the scope's keys (one that names another value for one of
-// them is refused), and an id held outside the scope is refused as taken. A
-// memory given without an id that repeats one exactly — same content, same
-// scope — is merged instead of stored twice (AddResult.Merged), when the
-// backend can check that in its write (backend.Merger; SQLite can).
+// them is refused). Ids are per-scope namespaces: a memory replaces the one
+// with its id in its own scope, never one in another scope. A memory given
+// without an id that repeats one exactly — same content, same scope — is
+// merged instead of stored twice (AddResult.Merged), when the backend can
+// check that in its write (backend.Merger; SQLite can).
 func (v view) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
 	return v.add(ctx, mems, nil)
 }
@@ -73,11 +75,15 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 			}
 			return res, err
 		}
-		if j, dup := seen[m.ID]; dup {
-			return res, fmt.Errorf("%w: memory %d repeats the id %q of memory %d", ErrInvalid, i+1, m.ID, j+1)
+		key := m.Key()
+		if j, dup := seen[key]; dup {
+			return res, fmt.Errorf("%w: memory %d repeats the id %q of memory %d in the same scope", ErrInvalid, i+1, m.ID, j+1)
 		}
-		seen[m.ID] = i
+		seen[key] = i
 		prepared[i] = m
+	}
+	if err := v.e.checkVectors(ctx, prepared); err != nil {
+		return res, err
 	}
 	merger, canMerge := v.e.be.(backend.Merger)
 	// Exact repeats within the call go to their first copy; the rest are
@@ -192,9 +198,6 @@ func prepare(in *Memory, now time.Time) (*memory.Memory, error) {
 		t := m.DemandAt.UTC()
 		m.DemandAt = &t
 	}
-	if m.Uses < 0 || m.Demand < 0 {
-		return nil, fmt.Errorf("%w: uses and demand must not be negative", ErrInvalid)
-	}
 	m.ContentHash = m.ComputeHash()
 	if e := in.Embedding; e != nil {
 		if e.Model == "" || len(e.Vector) == 0 {
@@ -205,20 +208,13 @@ func prepare(in *Memory, now time.Time) (*memory.Memory, error) {
 		}
 		m.Embedding = &memory.Embedding{Model: e.Model, Dim: len(e.Vector), Vector: append([]float32(nil), e.Vector...)}
 	}
+	if err := m.CheckStored(); err != nil {
+		return nil, err
+	}
 	return &m, nil
 }
 
-func checkID(id string) error {
-	if len(id) > MaxIDLength {
-		return fmt.Errorf("%w: id of %d bytes is longer than %d", ErrInvalid, len(id), MaxIDLength)
-	}
-	for _, r := range id {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return fmt.Errorf("%w: id %q has whitespace, control or invalid characters", ErrInvalid, id)
-		}
-	}
-	return nil
-}
+func checkID(id string) error { return memory.CheckID(id) }
 
 // embedMissing gives vectors to the memories that have none from the current
 // model, telling progress (when set) after each batch. An embedder failure is
@@ -268,11 +264,12 @@ type Patch struct {
 
 // Update changes a memory's fields. A change to its name, description or text
 // re-embeds it. In a scoped view the patch may not move it out of the scope.
+// A patch that changes nothing writes nothing (updated_at stays). The read,
+// the change and the write are one atomic step on a backend.Updater, so
+// concurrent updates, deletes and uses are never lost or undone; the
+// embedder runs outside it, and the step is retried when the text it
+// embedded changed meanwhile.
 func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
-	old, err := v.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	if p.Scope != nil {
 		f := Filter{Scope: *p.Scope}
 		if err := v.narrow(&f); err != nil {
@@ -280,6 +277,62 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 		}
 		p.Scope = &f.Scope
 	}
+	up, ok := v.e.be.(backend.Updater)
+	if !ok {
+		return v.updateByPut(ctx, id, p)
+	}
+	var (
+		vec     *memory.Embedding // the vector made for content hash vecHash (nil: none)
+		vecHash string
+	)
+	for attempt := 0; ; attempt++ {
+		var todo *memory.Memory // patched content that needs a vector first
+		now := time.Now().UTC()
+		stored, err := up.Update(ctx, v.scope, id, func(old *memory.Memory) (*memory.Memory, error) {
+			m, changed, err := applyPatch(old, p)
+			if err != nil || !changed {
+				return nil, err
+			}
+			m.UpdatedAt = now
+			if m.ContentHash != old.ContentHash && v.e.embedder != nil {
+				if vecHash != m.ContentHash {
+					todo = m
+					return nil, errNeedsVector
+				}
+				m.Embedding = cloneEmbedding(vec)
+			}
+			return m, nil
+		})
+		if errors.Is(err, errNeedsVector) && attempt < maxUpdateAttempts {
+			c := *todo
+			c.Embedding = nil
+			if _, deferred := v.e.embedMissing(ctx, []*memory.Memory{&c}, nil); deferred != "" {
+				v.e.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
+			}
+			vec, vecHash = c.Embedding, c.ContentHash
+			continue
+		}
+		if errors.Is(err, errNeedsVector) {
+			return nil, fmt.Errorf("update %s: its text changed %d times while it was being embedded; try again", id, maxUpdateAttempts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return stored, nil
+	}
+}
+
+// errNeedsVector aborts an atomic update whose new content needs a vector the
+// engine makes outside the write.
+var errNeedsVector = errors.New("the update needs a vector")
+
+// maxUpdateAttempts bounds the retries of an update whose text keeps
+// changing under it while it embeds.
+const maxUpdateAttempts = 4
+
+// applyPatch returns old with p applied, normalised and re-hashed, and
+// whether anything changed. old is not modified.
+func applyPatch(old *memory.Memory, p Patch) (*memory.Memory, bool, error) {
 	m := *old
 	set := func(dst *string, src *string) {
 		if src != nil {
@@ -305,19 +358,66 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 		m.Favorite = *p.Favorite
 	}
 	if err := m.Normalize(); err != nil {
+		return nil, false, err
+	}
+	m.ContentHash = m.ComputeHash()
+	if m.ContentHash != old.ContentHash {
+		m.Embedding = nil
+	}
+	changed := m.Name != old.Name || m.Description != old.Description || m.Text != old.Text || m.Type != old.Type ||
+		m.Scene != old.Scene || m.Source != old.Source || m.Favorite != old.Favorite ||
+		memory.ScopeJSON(m.Scope) != memory.ScopeJSON(old.Scope) || !slices.Equal(m.Tags, old.Tags) ||
+		!bytes.Equal(m.Metadata, old.Metadata)
+	return &m, changed, nil
+}
+
+func cloneEmbedding(e *memory.Embedding) *memory.Embedding {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Vector = slices.Clone(e.Vector)
+	return &c
+}
+
+// updateByPut is Update on a backend without Updater: read, change, write
+// back, as three steps another writer can come between.
+func (v view) updateByPut(ctx context.Context, id string, p Patch) (*Memory, error) {
+	old, err := v.Get(ctx, id)
+	if err != nil {
 		return nil, err
 	}
+	m, changed, err := applyPatch(old, p)
+	if err != nil {
+		return nil, err
+	}
+	if !changed {
+		return old, nil
+	}
 	m.UpdatedAt = time.Now().UTC()
-	if h := m.ComputeHash(); h != old.ContentHash {
-		m.ContentHash = h
-		m.Embedding = nil
-		_, deferred := v.e.embedMissing(ctx, []*memory.Memory{&m}, nil)
-		if deferred != "" {
+	if m.Embedding == nil {
+		if _, deferred := v.e.embedMissing(ctx, []*memory.Memory{m}, nil); deferred != "" {
 			v.e.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
 		}
 	}
-	out := m // before the backend takes m over
-	if err := v.e.be.Put(ctx, v.scope, []*memory.Memory{&m}); err != nil {
+	out := *m // before the backend takes m over
+	if memory.ScopeJSON(m.Scope) != memory.ScopeJSON(old.Scope) {
+		// A move: the memory leaves its old scope's namespace for one where
+		// its id must be free.
+		if got, err := v.e.be.Get(ctx, m.Scope, []string{id}); err != nil {
+			return nil, err
+		} else if there := got[id]; there != nil && memory.ScopeJSON(there.Scope) == memory.ScopeJSON(m.Scope) {
+			return nil, fmt.Errorf("%w: memory %s cannot move to scope %s: a memory with its id is already there", ErrInvalid, id, memory.ScopeJSON(m.Scope))
+		}
+		if err := v.e.be.Put(ctx, v.scope, []*memory.Memory{m}); err != nil {
+			return nil, err
+		}
+		if _, err := v.e.be.Delete(ctx, old.Scope, []string{id}); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
+	if err := v.e.be.Put(ctx, v.scope, []*memory.Memory{m}); err != nil {
 		return nil, err
 	}
 	return &out, nil

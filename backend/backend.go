@@ -25,6 +25,14 @@ var ErrUnsupported = errors.New("not supported by this backend")
 // every key=value of it; a memory outside is absent for the caller, exactly as
 // if no memory had its id. Methods are safe for concurrent use. Errors wrap
 // memory.ErrInvalid or memory.ErrNotFound where those apply.
+//
+// A memory is named by its id within its own scope (memory.Key): the same id
+// in two scopes is two memories, so one tenant's id never collides with,
+// reveals or blocks another's. A method given ids resolves each in the
+// caller's scope by the rule memory.ErrAmbiguous documents: the memory with
+// that id whose scope is exactly the caller's, else the only one inside it;
+// several inside and none exact is ambiguous. The engine names one memory
+// exactly by passing that memory's own scope.
 type Backend interface {
 	Writer
 	Reader
@@ -35,36 +43,40 @@ type Backend interface {
 
 // Writer changes memories. Each write is one all-or-nothing unit.
 type Writer interface {
-	// Put stores memories, replacing any with the same id, in one write: all
-	// or none. Each memory is complete and valid (normalised, with an id,
-	// times, content hash and, when it has one, its vector) and inside scope.
-	// An id held by a memory outside scope is refused as taken (wrapping
-	// memory.ErrInvalid) and nothing is stored. Put takes the memories over:
-	// the caller neither reads nor changes them afterwards.
+	// Put stores memories, each replacing the memory with its id in its own
+	// scope (its memory.Key) if there is one, in one write: all or none. Each
+	// memory is complete and valid (normalised, with an id, times, content
+	// hash and, when it has one, its vector) and inside scope; one outside is
+	// refused (wrapping memory.ErrInvalid) and nothing is stored. Put takes the
+	// memories over: the caller neither reads nor changes them afterwards.
 	Put(ctx context.Context, scope map[string]string, mems []*memory.Memory) error
-	// Delete removes the memories in scope with these ids, in one write, and
-	// returns how many there were.
+	// Delete removes the memories the ids name in scope, in one write, and
+	// returns how many there were. An ambiguous id fails the call (wrapping
+	// memory.ErrAmbiguous) and nothing is deleted.
 	Delete(ctx context.Context, scope map[string]string, ids []string) (int, error)
-	// RecordUse counts one use at now of each memory in scope with these ids,
-	// in one write: uses+1, and the demand decayed to now (memory.Decay) +1.
-	// It returns the counters as they now are, in order. Ids not in scope are
-	// skipped, unless strict: then the first fails the call (wrapping
-	// memory.ErrNotFound) and nothing is recorded.
+	// RecordUse counts one use at now of each memory the ids name in scope,
+	// in one write: uses+1, and the demand decayed to now (memory.Decay) +1,
+	// both saturating (memory.Use). It returns the counters as they now are,
+	// in order. Ids that name none (or, not strict, are ambiguous) are
+	// skipped; strict, the first fails the call (wrapping memory.ErrNotFound
+	// or memory.ErrAmbiguous) and nothing is recorded.
 	RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time, strict bool) ([]Usage, error)
-	// SetEmbeddings stores vectors for memories in scope whose content hash is
-	// still the update's; others (changed since, or deleted) are skipped. It
-	// returns how many it stored.
+	// SetEmbeddings stores vectors for the memories the updates' ids name in
+	// scope whose content hash is still the update's; others (changed since,
+	// deleted, ambiguous) are skipped. It returns how many it stored.
 	SetEmbeddings(ctx context.Context, scope map[string]string, ups []EmbeddingUpdate) (int, error)
 }
 
 // Reader reads memories as stored.
 type Reader interface {
-	// Get returns the memories in scope with these ids, by id, vectors
-	// included; ids not found are absent from the map.
+	// Get returns the memories the ids name in scope, by id, vectors
+	// included; ids that name none are absent from the map. An ambiguous id
+	// fails the call (wrapping memory.ErrAmbiguous).
 	Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error)
 	// List calls fn with every memory that matches q.Filter (whose Scope is
-	// the caller's scope, merged), in id order, until fn returns an error,
-	// which List returns. fn must not change the memory; it may keep it.
+	// the caller's scope, merged), in key order (id, then scope, as
+	// memory.Key sorts), until fn returns an error, which List returns. fn
+	// must not change the memory; it may keep it.
 	List(ctx context.Context, q ListQuery, fn func(*memory.Memory) error) error
 }
 
@@ -86,7 +98,11 @@ type Searcher interface {
 	Models(ctx context.Context) (map[string]ModelInfo, error)
 	// Legs runs the BM25 leg, the vector leg or both for one search, each over
 	// the memories q.Filter admits only (filters are applied before ranking,
-	// so a small scope inside a large store still gets K hits).
+	// so a small scope inside a large store still gets K hits). BM25 scores
+	// and Bound are computed against the statistics (document count, mean
+	// lengths, document frequencies) of the memories in q.Filter.Scope alone,
+	// so that nothing outside a tenant's scope moves a score inside it; with
+	// no scope, against the whole store's.
 	Legs(ctx context.Context, q LegQuery) (*LegResult, error)
 }
 

@@ -66,8 +66,8 @@ type Settings interface {
 }
 
 // Forker is a backend that can make a private, read-only copy of its search
-// state: every memory with its vector of model, those in replace (by id)
-// standing in for the originals (their Embedding is their vector of model, or
+// state: every memory with its vector of model, those in replace (by
+// memory.Key) standing in for the originals (their Embedding is their vector of model, or
 // nil). The copy is for calibration: it never changes the store and sees no
 // later write. Without it, Calibrate is unsupported.
 type Forker interface {
@@ -91,6 +91,39 @@ type Description struct {
 	Bytes     int64  // its size on disk, 0 if unknown
 	ChangeSeq int64  // the last change applied, 0 if the store has no change log
 	Memories  int    // how many memories it holds
+}
+
+// Diagnoser is a backend that can list the stored memories it could not read
+// as they are: skipped (not searchable, not exported) or read without a
+// damaged part. It may read every row to find them: Stats asks, Open does not.
+type Diagnoser interface {
+	BadRows(ctx context.Context) ([]BadRow, error)
+}
+
+// BadRow is a stored memory a backend could not read as it is.
+type BadRow struct {
+	ID      string `json:"id"`
+	Scope   string `json:"scope"`   // the scope as stored
+	Problem string `json:"problem"` // what is wrong
+	// Skipped: left out of every read. Otherwise read without the damaged
+	// part, as Problem says.
+	Skipped bool `json:"skipped"`
+}
+
+// Updater is a backend that changes one memory in one atomic
+// read-modify-write: Update reads the memory id names in scope, calls fn with
+// it (a copy fn may change and return; nil leaves the store as it is), and
+// stores the result, with no other write to that memory in between (no lost
+// update, no deleted memory written back). fn runs while the backend holds
+// its write lock: it must be quick and must not wait (no I/O); an error from
+// it aborts the update and is returned. The result must lie inside scope; one
+// moved to a scope where its id is taken is refused (wrapping
+// memory.ErrInvalid). A missing id wraps memory.ErrNotFound, an ambiguous one
+// memory.ErrAmbiguous. It returns the memory as stored. Without Updater the
+// engine reads with Get and writes with Put, and concurrent changes to one
+// memory can overwrite each other.
+type Updater interface {
+	Update(ctx context.Context, scope map[string]string, id string, fn func(*memory.Memory) (*memory.Memory, error)) (*memory.Memory, error)
 }
 
 // Warmer is a backend with local state it builds on first need, such as an

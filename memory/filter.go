@@ -61,3 +61,22 @@ func (f *Filter) Match(m *Memory) bool {
 	}
 	return true
 }
+
+// Validate checks the filter's scope and that its times lie within the range
+// a store holds (MinTime to MaxTime).
+func (f *Filter) Validate() error {
+	if err := ValidateScope(f.Scope); err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name string
+		t    *time.Time
+	}{{"since", f.Since}, {"until", f.Until}} {
+		if t.t != nil {
+			if err := CheckTime(t.name, *t.t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // DefaultType is the type given to a memory that names none.
@@ -144,6 +145,26 @@ func NormalizeTags(tags []string) []string {
 		return nil
 	}
 	return out[:j]
+}
+
+// MaxIDLength bounds a memory id.
+const MaxIDLength = 128
+
+// CheckID refuses an id that is too long or holds whitespace, control or
+// invalid characters.
+func CheckID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty id", ErrInvalid)
+	}
+	if len(id) > MaxIDLength {
+		return fmt.Errorf("%w: id of %d bytes is longer than %d", ErrInvalid, len(id), MaxIDLength)
+	}
+	for _, r := range id {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return fmt.Errorf("%w: id %q has whitespace, control or invalid characters", ErrInvalid, id)
+		}
+	}
+	return nil
 }
 
 // ValidateScope checks every key and value of a scope map.

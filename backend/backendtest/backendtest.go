@@ -38,6 +38,9 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"PutAllOrNothing", testPutAllOrNothing},
 		{"Get", testGet},
 		{"Delete", testDelete},
+		{"IDNamespaces", testIDNamespaces},
+		{"IDNesting", testIDNesting},
+		{"Update", testUpdate},
 		{"List", testList},
 		{"ListFilters", testListFilters},
 		{"RecordUse", testRecordUse},
@@ -47,11 +50,13 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"LegsRank", testLegsRank},
 		{"LegsFilterInside", testLegsFilterInside},
 		{"LegsTenants", testLegsTenants},
+		{"LegsScopeStats", testLegsScopeStats},
 		{"LegsVectors", testLegsVectors},
 		{"Cancelled", testCancelled},
 		{"Hybrid", testHybrid},
 		{"Engine", testEngine},
 		{"EngineTenants", testEngineTenants},
+		{"EngineScores", testEngineScores},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, s) })
 	}

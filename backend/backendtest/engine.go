@@ -192,11 +192,22 @@ func testEngineTenants(t *testing.T, s suite) {
 			t.Fatalf("team b's %s of team a's memory: %v, want ErrNotFound", name, err)
 		}
 	}
-	if _, err := b.Add(ctx, &engram.Memory{ID: "secret-a", Text: "taken over"}); !errors.Is(err, engram.ErrInvalid) {
-		t.Fatalf("team b's Add over team a's id: %v, want ErrInvalid", err)
+	// Another tenant's id answers exactly like a free one: team b's Add of
+	// it succeeds, is team b's own, and leaves team a's memory as it was.
+	if _, err := b.Add(ctx, &engram.Memory{ID: "secret-a", Text: "team b's own note"}); err != nil {
+		t.Fatalf("team b's Add of an id team a holds: %v, want it stored as a free id is", err)
+	}
+	if m, err := b.Get(ctx, "secret-a"); err != nil || m.Text != "team b's own note" {
+		t.Fatalf("team b's secret-a: %+v, %v", m, err)
 	}
 	if m, _ := a.Get(ctx, "secret-a"); m == nil || m.Text != "the launch codename is Bluebird" || m.Uses != 0 {
 		t.Fatalf("team a's memory changed: %+v", m)
+	}
+	if _, err := b.Delete(ctx, "secret-a"); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := a.Get(ctx, "secret-a"); m == nil {
+		t.Fatal("team b's delete of its own secret-a removed team a's")
 	}
 	var out bytes.Buffer
 	if err := b.Export(ctx, &out); err != nil || strings.Contains(out.String(), "Bluebird") || !strings.Contains(out.String(), "Redwing") {

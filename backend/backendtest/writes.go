@@ -74,24 +74,24 @@ func testPutReplaces(t *testing.T, s suite) {
 func testPutAllOrNothing(t *testing.T, s suite) {
 	b := s.backend(t)
 	put(t, b, nil, mem("01B", "team b owns this id", teamB))
-	// Team a may not take over team b's id; the whole batch fails.
-	err := b.Put(ctx, teamA, []*memory.Memory{mem("01NEW", "a new memory of team a", teamA), mem("01B", "taken over", teamA)})
+	// A memory outside the caller's scope fails the whole batch.
+	err := b.Put(ctx, teamA, []*memory.Memory{mem("01NEW", "a new memory of team a", teamA), mem("01C", "planted in team b", teamB)})
 	if !errors.Is(err, memory.ErrInvalid) {
-		t.Fatalf("Put over another scope's id: %v, want an error wrapping memory.ErrInvalid", err)
+		t.Fatalf("Put of a memory outside the caller's scope: %v, want an error wrapping memory.ErrInvalid", err)
 	}
-	if get(t, b, nil, "01NEW") != nil {
+	if get(t, b, nil, "01NEW") != nil || get(t, b, nil, "01C") != nil {
 		t.Fatal("a failed Put stored part of its batch")
 	}
-	if got := get(t, b, nil, "01B"); got == nil || got.Text != "team b owns this id" {
-		t.Fatalf("a failed Put changed another scope's memory: %+v", got)
-	}
-	if res := legs(t, b, backend.LegQuery{K: 5, Text: "taken over new"}); len(res.BM25) != 0 {
+	if res := legs(t, b, backend.LegQuery{K: 5, Text: "planted new"}); len(res.BM25) != 0 {
 		t.Fatalf("a failed Put is searchable: %v", ids(res.BM25))
 	}
-	// The whole store's scope may replace anything.
-	put(t, b, nil, mem("01B", "replaced by the whole store", teamA))
-	if got := get(t, b, nil, "01B"); got.Scope["team"] != "a" {
-		t.Fatalf("Put with no scope did not replace: %+v", got.Scope)
+	// Team b's id is free for team a: ids are per-scope namespaces.
+	put(t, b, teamA, mem("01B", "team a's own 01B", teamA))
+	if got := get(t, b, teamB, "01B"); got == nil || got.Text != "team b owns this id" {
+		t.Fatalf("team a's Put of the same id changed team b's memory: %+v", got)
+	}
+	if got := get(t, b, teamA, "01B"); got == nil || got.Text != "team a's own 01B" {
+		t.Fatalf("team a's 01B: %+v", got)
 	}
 }
 

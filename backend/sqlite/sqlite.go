@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,9 @@ var (
 	ErrNotEngram   = store.ErrNotEngram
 	ErrNewerSchema = store.ErrNewerSchema
 	ErrBadPath     = store.ErrBadPath
+	ErrDamaged     = store.ErrDamaged
+	ErrOldSchema   = store.ErrOldSchema
+	ErrReadOnly    = store.ErrReadOnly
 )
 
 // DefaultSnapshotMinMemories is the store size from which a full rebuild of
@@ -75,6 +80,8 @@ var (
 	_ backend.Warmer      = (*Backend)(nil)
 	_ backend.Tallier     = (*Backend)(nil)
 	_ backend.Merger      = (*Backend)(nil)
+	_ backend.Updater     = (*Backend)(nil)
+	_ backend.Diagnoser   = (*Backend)(nil)
 )
 
 // Open opens or creates the store at path. Its index is loaded on first need
@@ -120,6 +127,16 @@ func (o Options) mirrorOptions() (mirror.Options, error) {
 	tok := tokenize.DefaultOptions()
 	tok.Stem, tok.Stopwords = !o.NoStem, !o.NoStopwords
 	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories, Logger: o.Logger}, nil
+}
+
+// DoctorReport is what Doctor found in a store file.
+type DoctorReport = store.Report
+
+// Doctor examines the store file at path without the checks Open makes (a
+// file Open refuses can still be examined) and, with repair, fixes what can
+// be fixed without losing anything (see store.Doctor).
+func Doctor(ctx context.Context, path string, repair bool) (*DoctorReport, error) {
+	return store.Doctor(ctx, path, repair)
 }
 
 // SnapshotPath is the index snapshot file of the store at path.
@@ -204,21 +221,35 @@ func (b *Backend) SetEmbeddings(ctx context.Context, scope map[string]string, up
 	return n, b.mi.CatchUp(ctx)
 }
 
-// Get reads memories from the file, as stored.
-func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error) {
-	rows, err := b.st.GetMany(ctx, ids)
+// Update changes one memory in one write transaction of the file, then puts
+// it straight into the index.
+func (b *Backend) Update(ctx context.Context, scope map[string]string, id string, fn func(*memory.Memory) (*memory.Memory, error)) (*memory.Memory, error) {
+	up, err := b.st.Update(ctx, scope, id, fn)
 	if err != nil {
 		return nil, err
 	}
-	if len(scope) > 0 {
-		f := memory.Filter{Scope: scope}
-		for id, m := range rows {
-			if !f.Match(m) {
-				delete(rows, id)
-			}
-		}
+	if up.Last == 0 {
+		return up.Memory, nil
 	}
-	return rows, nil
+	out := *up.Memory // before the index takes it over
+	own := mirror.Own{First: up.First, Last: up.Last, Put: []*memory.Memory{up.Memory}}
+	if up.OldKey != up.Memory.Key() {
+		own.Deleted = []string{up.OldKey}
+	}
+	if err := b.mi.ApplyOwn(ctx, own); err != nil {
+		return nil, err
+	}
+	if e := out.Embedding; e != nil {
+		c := *e
+		c.Vector = slices.Clone(e.Vector)
+		out.Embedding = &c
+	}
+	return &out, nil
+}
+
+// Get reads memories from the file, as stored.
+func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error) {
+	return b.st.Get(ctx, scope, ids)
 }
 
 // List visits memories in id order: from the index, or, when q.Vectors asks
@@ -235,7 +266,7 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 				return nil
 			}
 			return fn(m)
-		})
+		}, nil)
 	}
 	for _, m := range b.mi.List(&q.Filter) {
 		if err := ctx.Err(); err != nil {
@@ -310,6 +341,26 @@ func (b *Backend) Describe(ctx context.Context) (backend.Description, error) {
 		}
 	}
 	return d, nil
+}
+
+// BadRows lists the rows the store could not read as they are: the index's
+// account when it is loaded, else one pass over the rows (decoding only, no
+// index built).
+func (b *Backend) BadRows(ctx context.Context) ([]backend.BadRow, error) {
+	rows := b.mi.BadRows()
+	if !b.mi.Loaded() {
+		rows = nil
+		err := b.st.Scan(ctx, func(*memory.Memory) error { return nil }, func(r store.BadRow) { rows = append(rows, r) })
+		if err != nil {
+			return nil, fmt.Errorf("look for bad rows: %w", err)
+		}
+		slices.SortFunc(rows, func(a, b store.BadRow) int { return strings.Compare(a.Key(), b.Key()) })
+	}
+	out := make([]backend.BadRow, len(rows))
+	for i, r := range rows {
+		out[i] = backend.BadRow{ID: r.ID, Scope: r.Scope, Problem: r.Problem, Skipped: r.Skipped}
+	}
+	return out, nil
 }
 
 // Tally counts the memories in scope from the file, without the index.

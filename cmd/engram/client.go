@@ -261,9 +261,51 @@ func (c *client) Import(ctx context.Context, r io.Reader, opt engram.ImportOptio
 	return res, err
 }
 
-// Export streams the server's JSONL to w.
+// Export streams the server's JSONL to w and checks that it is complete: the
+// server ends a complete export with the number of lines it sent as a
+// trailer, and aborts the transfer when it fails part-way, so a cut stream
+// (an aborted connection, or a clean end without the trailer, as a proxy may
+// make of it) is an error here, not a short backup that exits 0.
 func (c *client) Export(ctx context.Context, w io.Writer) error {
-	return c.do(ctx, http.MethodGet, "/v1/export", nil, w)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/export", nil)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", c.base, err)
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return readAPIError(resp)
+	}
+	lc := &lineCounter{w: w}
+	if _, err := io.Copy(lc, resp.Body); err != nil {
+		return fmt.Errorf("server %s: export cut short after %d memories: %w", c.base, lc.lines, err)
+	}
+	want := resp.Trailer.Get(httpapi.ExportCountTrailer)
+	if want == "" {
+		return fmt.Errorf("server %s: export ended after %d memories without the server's %s trailer: it is incomplete", c.base, lc.lines, httpapi.ExportCountTrailer)
+	}
+	if n, err := strconv.Atoi(want); err != nil || n != lc.lines {
+		return fmt.Errorf("server %s: export holds %d memories, the server sent %s: it is incomplete", c.base, lc.lines, want)
+	}
+	return nil
+}
+
+// lineCounter counts the lines written through it.
+type lineCounter struct {
+	w     io.Writer
+	lines int
+}
+
+func (c *lineCounter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.lines += bytes.Count(b[:n], []byte{'\n'})
+	return n, err
 }
 
 // Stats fetches the server's counts (of the key's scope).

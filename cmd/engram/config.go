@@ -70,8 +70,8 @@ func optionsFromEnv() (engram.Options, error) {
 	}
 	if v := os.Getenv("ENGRAM_VECTOR_WEIGHT"); v != "" {
 		w, err := strconv.ParseFloat(v, 64)
-		if err != nil || w < 0 {
-			return o, usagef("ENGRAM_VECTOR_WEIGHT=%q: want a number ≥ 0", v)
+		if err != nil || !(w >= 0 && w <= engram.MaxFusionWeight) {
+			return o, usagef("ENGRAM_VECTOR_WEIGHT=%q: want a number from 0 to %g", v, float64(engram.MaxFusionWeight))
 		}
 		o.VectorWeight = &w
 	}

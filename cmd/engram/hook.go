@@ -210,11 +210,21 @@ func (f *hookFlags) filter(cwd string) (memory.Filter, error) {
 		}
 		base := filepath.Base(filepath.Clean(cwd))
 		if base == "." || base == string(filepath.Separator) {
-			return memory.Filter{}, fmt.Errorf("--cwd-scope: working directory %q has no base name", cwd)
+			return memory.Filter{}, fmt.Errorf("%w: --cwd-scope: working directory %q has no base name", engram.ErrInvalid, cwd)
 		}
-		if scope, err = memory.ParseScope(append(parts, f.cwdScope+"="+base)...); err != nil {
-			return memory.Filter{}, fmt.Errorf("--cwd-scope: %w", err)
+		// The directory's name is one value, whatever it holds: never parsed
+		// as k=v,k=v (a directory "b,c=d" is not two keys).
+		if old, ok := scope[f.cwdScope]; ok && old != base {
+			return memory.Filter{}, fmt.Errorf("%w: --cwd-scope: scope key %q is already %q, the working directory says %q", engram.ErrInvalid, f.cwdScope, old, base)
 		}
+		add := map[string]string{f.cwdScope: base}
+		if err := memory.ValidateScope(add); err != nil {
+			return memory.Filter{}, fmt.Errorf("--cwd-scope: working directory %q: %w", base, err)
+		}
+		if scope == nil {
+			scope = map[string]string{}
+		}
+		scope[f.cwdScope] = base
 	}
 	return memory.Filter{Scope: scope}, nil
 }

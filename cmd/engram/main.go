@@ -55,6 +55,9 @@ func exitCode(err error) int {
 		errors.Is(err, engram.ErrNotEngram),
 		errors.Is(err, engram.ErrNewerSchema),
 		errors.Is(err, engram.ErrBadPath),
+		errors.Is(err, engram.ErrDamaged),
+		errors.Is(err, engram.ErrOldSchema),
+		errors.Is(err, engram.ErrReadOnly),
 		errors.Is(err, engram.ErrScope):
 		return 2
 	}

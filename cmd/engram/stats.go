@@ -21,8 +21,18 @@ func newStats(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return e.outf(s, "%s: %d memories (%d favorites), %d bytes\nembedder %s, vector weight %g (%s)\nembedded: %s\ntypes: %s\n",
-					s.Path, s.Memories, s.Favorites, s.FileBytes, s.Embedder, s.VectorWeight, s.WeightSource, counts(s.Embedded), counts(s.Types))
+				bad := ""
+				if n := len(s.BadRows); n > 0 {
+					skipped := 0
+					for _, b := range s.BadRows {
+						if b.Skipped {
+							skipped++
+						}
+					}
+					bad = fmt.Sprintf("%d bad rows (%d skipped): engram doctor explains them\n", n, skipped)
+				}
+				return e.outf(s, "%s: %d memories (%d favorites), %d bytes\nembedder %s, vector weight %g (%s)\nembedded: %s\ntypes: %s\n%s",
+					s.Path, s.Memories, s.Favorites, s.FileBytes, s.Embedder, s.VectorWeight, s.WeightSource, counts(s.Embedded), counts(s.Types), bad)
 			})
 		},
 	}

@@ -54,6 +54,9 @@ type Index struct {
 
 	addTF   map[string]float64 // Add's scratch: term → weighted frequency
 	scratch sync.Pool          // *accumulator for term-at-a-time search
+
+	gen   uint64     // counts changes, for the domain statistics cache
+	cache statsCache // per-domain statistics (domain.go)
 }
 
 // New returns an empty index with len(p.FieldWeights) fields. Out-of-range
@@ -75,6 +78,14 @@ func (ix *Index) Params() Params {
 
 // Len returns the number of indexed documents.
 func (ix *Index) Len() int { return ix.n }
+
+// DocLen returns doc's length in tokens over all fields (0 when absent).
+func (ix *Index) DocLen(doc uint32) int {
+	if int(doc) >= len(ix.docLen) {
+		return 0
+	}
+	return int(ix.docLen[doc])
+}
 
 // avgdl is the mean document length over indexed documents, 0 when empty.
 func (ix *Index) avgdl() float64 {
@@ -127,6 +138,7 @@ func (ix *Index) count(tf map[string]float64, fields [][]string) Terms {
 // AddTerms indexes doc from counted terms; see Add.
 func (ix *Index) AddTerms(doc uint32, d Terms) {
 	ix.Remove(doc)
+	ix.gen++
 	if int(doc) >= len(ix.present) {
 		grow := int(doc) + 1 - len(ix.present)
 		ix.present = append(ix.present, make([]bool, grow)...)
@@ -181,6 +193,7 @@ func (ix *Index) Remove(doc uint32) {
 	if int(doc) >= len(ix.present) || !ix.present[doc] {
 		return
 	}
+	ix.gen++
 	for _, dt := range ix.docTerms[doc] {
 		l := &ix.lists[dt.term]
 		l.df--

@@ -179,7 +179,7 @@ func checkPathsAgree(tb testing.TB, ix *Index, q []string, allow *docset.Set, k 
 	if ix.n == 0 || k <= 0 {
 		return
 	}
-	qts, _ := ix.resolve(q, nil)
+	qts, _ := ix.resolve(q, nil, ix.n, ix.wholeDF)
 	sc := newScorer(&ix.p, ix.avgdl())
 	all := allow
 	if all == nil {

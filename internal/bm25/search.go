@@ -34,15 +34,28 @@ const probeCost = 8
 // could give a document not yet seen, those terms are added to the
 // candidates only.
 func (ix *Index) Search(query []string, allow *docset.Set, k int) []Hit {
+	return ix.SearchIn(query, nil, allow, k)
+}
+
+// SearchIn is Search scored against the statistics of domain d (nil: the
+// whole index) instead of the whole index's; allow must lie inside d.Docs.
+func (ix *Index) SearchIn(query []string, d *Domain, allow *docset.Set, k int) []Hit {
 	if k <= 0 || ix.n == 0 {
 		return nil
 	}
+	if !d.whole() && allow == nil {
+		allow = d.Docs
+	}
+	n, totalLen, df := ix.stats(d)
+	if n == 0 {
+		return nil
+	}
 	var buf [8]qterm
-	qts, postingsTouched := ix.resolve(query, buf[:0])
+	qts, postingsTouched := ix.resolve(query, buf[:0], n, df)
 	if len(qts) == 0 {
 		return nil
 	}
-	sc := newScorer(&ix.p, ix.avgdl())
+	sc := newScorer(&ix.p, float64(totalLen)/float64(n))
 	if allow != nil && allow.Len()*len(qts)*probeCost < postingsTouched {
 		return ix.searchAllowed(qts, sc, allow, k)
 	}
@@ -56,15 +69,18 @@ func (ix *Index) Score(doc uint32, query []string) (float64, bool) {
 		return 0, false
 	}
 	var buf [8]qterm
-	qts, _ := ix.resolve(query, buf[:0])
+	qts, _ := ix.resolve(query, buf[:0], ix.n, ix.wholeDF)
 	return ix.addTerms(doc, qts, newScorer(&ix.p, ix.avgdl()), 0), true
 }
+
+// wholeDF is a term's document frequency in the whole index.
+func (ix *Index) wholeDF(id uint32) int { return ix.lists[id].df }
 
 // UpperBound returns a score no document can exceed for query: the sum over
 // query terms present in the index of idf·(k1+1), since tf/(tf+norm) < 1.
 func (ix *Index) UpperBound(query []string) float64 {
 	var buf [8]qterm
-	qts, _ := ix.resolve(query, buf[:0])
+	qts, _ := ix.resolve(query, buf[:0], ix.n, ix.wholeDF)
 	return bound(qts)
 }
 
@@ -84,20 +100,25 @@ type qterm struct {
 	w  float64
 }
 
-// resolve maps query terms to ids and weights, drops absent ones, sorts them
-// into the canonical order (document frequency ascending, then term), and
-// counts the postings they would visit. The order depends only on the
-// indexed content, so two indexes holding the same documents score them
+// resolve maps query terms to ids and weights in a collection of n documents
+// where term id is in df(id) of them, drops absent ones, sorts them into the
+// canonical order (document frequency ascending, then term), and counts the
+// postings they would visit. The order depends only on the collection's
+// content, so two indexes holding the same documents score them
 // bit-identically whatever their history.
-func (ix *Index) resolve(query []string, dst []qterm) ([]qterm, int) {
+func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int) ([]qterm, int) {
 	total := 0
 	for _, t := range query {
 		id, ok := ix.terms[t]
 		if !ok {
 			continue
 		}
+		f := df(id)
+		if f == 0 {
+			continue // no document of the collection holds it
+		}
 		l := &ix.lists[id]
-		dst = append(dst, qterm{id: id, df: l.df, w: ix.p.idf(ix.n, l.df) * (ix.p.K1 + 1)})
+		dst = append(dst, qterm{id: id, df: f, w: ix.p.idf(n, f) * (ix.p.K1 + 1)})
 		total += len(l.docs)
 	}
 	slices.SortFunc(dst, func(a, b qterm) int {

@@ -4,6 +4,8 @@
 package index
 
 import (
+	"time"
+
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/tokenize"
@@ -27,9 +29,9 @@ type Index struct {
 	bm   *bm25.Index
 	vecs map[string]*vector.Index // by embedding model id
 
-	docs    []*memory.Memory // by doc number; nil for a free slot
-	created []int64          // created_at (unix nanos) by doc number
-	byID    map[string]uint32
+	docs    []*memory.Memory  // by doc number; nil for a free slot
+	created []int64           // created_at (unix nanos) by doc number
+	byKey   map[string]uint32 // memory.Key → doc: ids are per-scope namespaces
 	free    []uint32
 
 	// Filter postings: "key=value" for scope, and exact values for the rest.
@@ -42,7 +44,7 @@ func New(tok *tokenize.Tokenizer, p bm25.Params) *Index {
 		tok:     tok,
 		bm:      bm25.New(p),
 		vecs:    map[string]*vector.Index{},
-		byID:    map[string]uint32{},
+		byKey:   map[string]uint32{},
 		scope:   map[string]*docset.Set{},
 		types:   map[string]*docset.Set{},
 		scenes:  map[string]*docset.Set{},
@@ -52,7 +54,7 @@ func New(tok *tokenize.Tokenizer, p bm25.Params) *Index {
 }
 
 // Len is the number of memories.
-func (ix *Index) Len() int { return len(ix.byID) }
+func (ix *Index) Len() int { return len(ix.byKey) }
 
 // Tokenizer is the tokenizer used for documents, and so for queries.
 func (ix *Index) Tokenizer() *tokenize.Tokenizer { return ix.tok }
@@ -90,7 +92,8 @@ func (ix *Index) Reserve(model string, dim, n int) {
 	}
 }
 
-// Put adds m, or replaces the memory with its id. The index keeps m: callers
+// Put adds m, or replaces the memory with its key (its id in its scope,
+// memory.Key). The index keeps m: callers
 // must not modify it afterwards. Its vector moves into the vector index (as
 // a normalised copy): the kept memory's Embedding names the model and
 // dimension only.
@@ -99,12 +102,13 @@ func (ix *Index) Put(m *memory.Memory) { ix.PutAnalyzed(ix.Analyze(m)) }
 // PutAnalyzed is Put for a memory already analyzed.
 func (ix *Index) PutAnalyzed(a Analyzed) {
 	m := a.m
-	doc, ok := ix.byID[m.ID]
+	key := m.Key()
+	doc, ok := ix.byKey[key]
 	if ok {
 		ix.unpost(doc)
 	} else {
 		doc = ix.alloc()
-		ix.byID[m.ID] = doc
+		ix.byKey[key] = doc
 	}
 	ix.docs[doc] = m
 	ix.created[doc] = m.CreatedAt.UnixNano()
@@ -136,24 +140,29 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 // false when the memory is not indexed. The old memory is copied, never
 // changed, so readers holding it are unaffected.
 func (ix *Index) SetUsage(m *memory.Memory) bool {
-	doc, ok := ix.byID[m.ID]
+	return ix.SetUsageKey(m.Key(), m.Uses, m.Demand, m.DemandAt)
+}
+
+// SetUsageKey is SetUsage for the memory with key.
+func (ix *Index) SetUsageKey(key string, uses int64, demand float64, at *time.Time) bool {
+	doc, ok := ix.byKey[key]
 	if !ok {
 		return false
 	}
 	updated := *ix.docs[doc]
-	updated.Uses, updated.Demand, updated.DemandAt = m.Uses, m.Demand, m.DemandAt
+	updated.Uses, updated.Demand, updated.DemandAt = uses, demand, at
 	ix.docs[doc] = &updated
 	return true
 }
 
-// Delete removes the memory with id, if present.
-func (ix *Index) Delete(id string) {
-	doc, ok := ix.byID[id]
+// Delete removes the memory with key (memory.Key), if present.
+func (ix *Index) Delete(key string) {
+	doc, ok := ix.byKey[key]
 	if !ok {
 		return
 	}
 	ix.unpost(doc)
-	delete(ix.byID, id)
+	delete(ix.byKey, key)
 	ix.docs[doc] = nil
 	ix.free = append(ix.free, doc)
 }
@@ -205,20 +214,32 @@ func unpost(p map[string]*docset.Set, key string, doc uint32) {
 	}
 }
 
-// Get returns the memory with id, or nil.
-func (ix *Index) Get(id string) *memory.Memory {
-	if doc, ok := ix.byID[id]; ok {
+// Get returns the memory with key (memory.Key), or nil.
+func (ix *Index) Get(key string) *memory.Memory {
+	if doc, ok := ix.byKey[key]; ok {
 		return ix.docs[doc]
 	}
 	return nil
 }
 
+// KeysOf returns the keys of every memory with id, in any scope. It scans
+// the index: for the rare change-log entry that names an id only.
+func (ix *Index) KeysOf(id string) []string {
+	var out []string
+	for _, m := range ix.docs {
+		if m != nil && m.ID == id {
+			out = append(out, m.Key())
+		}
+	}
+	return out
+}
+
 // Doc returns the memory with document number doc.
 func (ix *Index) Doc(doc uint32) *memory.Memory { return ix.docs[doc] }
 
-// DocOf returns id's document number.
-func (ix *Index) DocOf(id string) (uint32, bool) {
-	doc, ok := ix.byID[id]
+// DocOf returns the document number of the memory with key (memory.Key).
+func (ix *Index) DocOf(key string) (uint32, bool) {
+	doc, ok := ix.byKey[key]
 	return doc, ok
 }
 
@@ -282,13 +303,40 @@ func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
 	return out
 }
 
-// BM25 runs the keyword leg: the top k documents in allow for the query text,
-// and the keyword relevance signal's denominator for it, the BM25 score of a
-// full match if the store held every query term (bm25.Index.QueryBound). The
-// query is tokenized once for both.
-func (ix *Index) BM25(query string, allow *docset.Set, k int) ([]bm25.Hit, float64) {
+// Domain is the collection the BM25 statistics of a search in scope come
+// from: the memories in the scope (a tenant sees scores that depend on its
+// own memories only, DESIGN §8), or the whole index for no scope. Type, tag
+// and time filters narrow the results, not the collection.
+func (ix *Index) Domain(scope map[string]string) *bm25.Domain {
+	if len(scope) == 0 {
+		return nil
+	}
+	var docs *docset.Set
+	for k, v := range scope {
+		s := ix.scope[k+"="+v]
+		if s == nil {
+			s = &docset.Set{}
+		}
+		switch {
+		case len(scope) == 1:
+			docs = s // only read, under the caller's read lock: no copy
+		case docs == nil:
+			docs = s.Clone()
+		default:
+			docs.And(s)
+		}
+	}
+	return &bm25.Domain{Key: memory.ScopeJSON(scope), Docs: docs}
+}
+
+// BM25 runs the keyword leg: the top k documents in allow (which lies inside
+// domain d, nil for the whole index) for the query text, scored against d's
+// statistics, and the keyword relevance signal's denominator for it, the BM25
+// score of a full match if d held every query term (bm25.Index.QueryBound).
+// The query is tokenized once for both.
+func (ix *Index) BM25(query string, d *bm25.Domain, allow *docset.Set, k int) ([]bm25.Hit, float64) {
 	terms := ix.tok.Tokens(query)
-	return ix.bm.Search(terms, allow, k), ix.bm.QueryBound(terms)
+	return ix.bm.SearchIn(terms, d, allow, k), ix.bm.QueryBoundIn(terms, d)
 }
 
 // Vectors returns the vector index of a model, or nil.

@@ -89,11 +89,18 @@ func TestAllowedMatchesFilter(t *testing.T) {
 		case op < 6 || len(live) == 0:
 			m := randomMemory(r, r.Intn(400))
 			ix.Put(m)
-			live[m.ID] = m
+			live[m.Key()] = m
 		default:
-			id := fmt.Sprintf("m%04d", r.Intn(400))
-			ix.Delete(id)
-			delete(live, id)
+			// A key that may or may not be live: ids repeat across scopes.
+			m := randomMemory(r, r.Intn(400))
+			for k := range live {
+				if r.Intn(3) == 0 {
+					m = live[k]
+				}
+				break
+			}
+			ix.Delete(m.Key())
+			delete(live, m.Key())
 		}
 		if i%100 != 0 {
 			continue
@@ -105,7 +112,7 @@ func TestAllowedMatchesFilter(t *testing.T) {
 				t.Fatalf("filter %+v: empty=%v but allowed set nil=%v", f, f.Empty(), allow == nil)
 			}
 			got := map[string]bool{}
-			ix.Each(allow, func(m *memory.Memory) bool { got[m.ID] = true; return true })
+			ix.Each(allow, func(m *memory.Memory) bool { got[m.Key()] = true; return true })
 			for id, m := range live {
 				if want := f.Match(m); got[id] != want {
 					t.Fatalf("filter %+v, memory %+v: allowed %v, Match %v", f, m, got[id], want)
@@ -126,17 +133,18 @@ func TestSetUsageKeepsIndexing(t *testing.T) {
 	m := &memory.Memory{ID: "a", Text: "zebra crossing", Type: "note", Scope: map[string]string{"team": "t1"}}
 	ix.Put(m)
 	at := time.Unix(100, 0)
-	if !ix.SetUsage(&memory.Memory{ID: "a", Uses: 3, Demand: 2.5, DemandAt: &at}) {
+	if !ix.SetUsage(&memory.Memory{ID: "a", Scope: map[string]string{"team": "t1"}, Uses: 3, Demand: 2.5, DemandAt: &at}) {
 		t.Fatal("SetUsage of an indexed memory returned false")
 	}
-	if ix.SetUsage(&memory.Memory{ID: "b"}) {
-		t.Fatal("SetUsage of an absent memory returned true")
+	if ix.SetUsage(&memory.Memory{ID: "b"}) || ix.SetUsage(&memory.Memory{ID: "a"}) {
+		t.Fatal("SetUsage of an absent memory (or of its id in another scope) returned true")
 	}
-	got := ix.Get("a")
+	got := ix.Get(m.Key())
 	if got.Uses != 3 || got.Demand != 2.5 || got.Text != "zebra crossing" || m.Uses != 0 {
 		t.Fatalf("after SetUsage: %+v (original %+v)", got, m)
 	}
-	hits, _ := ix.BM25("zebra", ix.Allowed(&memory.Filter{Scope: map[string]string{"team": "t1"}}), 5)
+	f := &memory.Filter{Scope: map[string]string{"team": "t1"}}
+	hits, _ := ix.BM25("zebra", ix.Domain(f.Scope), ix.Allowed(f), 5)
 	if len(hits) != 1 {
 		t.Fatalf("memory no longer found after SetUsage: %v", hits)
 	}

@@ -86,11 +86,12 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params) (*In
 		if r.Err() != nil {
 			return nil, r.Err()
 		}
-		if _, dup := ix.byID[m.ID]; dup || m.ID == "" {
-			r.Corruptf("index snapshot: bad or repeated id %q", m.ID)
+		key := m.Key()
+		if _, dup := ix.byKey[key]; dup || m.ID == "" {
+			r.Corruptf("index snapshot: bad or repeated memory %q in scope %s", m.ID, memory.ScopeJSON(m.Scope))
 			return nil, r.Err()
 		}
-		ix.byID[m.ID] = uint32(doc)
+		ix.byKey[key] = uint32(doc)
 		ix.docs[doc] = m
 		ix.created[doc] = m.CreatedAt.UnixNano()
 		post(ix.types, m.Type, uint32(doc))
@@ -109,11 +110,11 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params) (*In
 	if err := ix.bm.ReadSnapshot(r); err != nil {
 		return nil, err
 	}
-	if ix.bm.Len() != len(ix.byID) {
-		r.Corruptf("index snapshot: %d memories but %d in BM25", len(ix.byID), ix.bm.Len())
+	if ix.bm.Len() != len(ix.byKey) {
+		r.Corruptf("index snapshot: %d memories but %d in BM25", len(ix.byKey), ix.bm.Len())
 		return nil, r.Err()
 	}
-	for _, doc := range ix.byID {
+	for _, doc := range ix.byKey {
 		if !ix.bm.Has(doc) {
 			r.Corruptf("index snapshot: memory %d missing from BM25", doc)
 			return nil, r.Err()
@@ -155,8 +156,8 @@ func (ix *Index) checkFree(r *binenc.Reader) error {
 		}
 		seen[doc] = true
 	}
-	if len(ix.free)+len(ix.byID) != len(ix.docs) {
-		r.Corruptf("index snapshot: %d slots, %d memories, %d free", len(ix.docs), len(ix.byID), len(ix.free))
+	if len(ix.free)+len(ix.byKey) != len(ix.docs) {
+		r.Corruptf("index snapshot: %d slots, %d memories, %d free", len(ix.docs), len(ix.byKey), len(ix.free))
 		return r.Err()
 	}
 	return r.Err()

@@ -47,7 +47,7 @@ func churned(tb testing.TB) *Index {
 		m := randomMemory(r, r.Intn(400))
 		switch r.Intn(8) {
 		case 0:
-			ix.Delete(m.ID)
+			ix.Delete(m.Key())
 			continue
 		case 1:
 			m.Metadata = json.RawMessage(`{"k":1}`)
@@ -79,7 +79,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 	if !reflect.DeepEqual(got.docs, orig.docs) ||
-		!slices.Equal(got.free, orig.free) || !reflect.DeepEqual(got.byID, orig.byID) {
+		!slices.Equal(got.free, orig.free) || !reflect.DeepEqual(got.byKey, orig.byKey) {
 		for d := range orig.docs {
 			if !reflect.DeepEqual(got.docs[d], orig.docs[d]) {
 				t.Fatalf("doc %d: %+v, want %+v", d, got.docs[d], orig.docs[d])
@@ -104,8 +104,12 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			t.Fatalf("filter %+v: allowed sets differ", f)
 		}
 		for _, q := range []string{"alpha", "beta gamma", "delta", "nothing"} {
-			ha, ua := got.BM25(q, a, 20)
-			hb, ub := orig.BM25(q, b, 20)
+			var scope map[string]string
+			if f != nil {
+				scope = f.Scope
+			}
+			ha, ua := got.BM25(q, got.Domain(scope), a, 20)
+			hb, ub := orig.BM25(q, orig.Domain(scope), b, 20)
 			if !slices.Equal(ha, hb) || ua != ub {
 				t.Fatalf("filter %+v query %q: bm25 %v, want %v", f, q, ha, hb)
 			}

@@ -7,8 +7,11 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/index"
@@ -52,6 +55,9 @@ type Mirror struct {
 	// then no write is applied to it (Load reads them from the store).
 	loaded atomic.Bool
 
+	badMu sync.Mutex              // guards bad
+	bad   map[string]store.BadRow // rows the store could not read as they are, by key
+
 	mu  sync.RWMutex // guards ix, seq and snapSeq
 	ix  *index.Index
 	seq int64 // last change-log entry applied to ix
@@ -64,7 +70,7 @@ type Mirror struct {
 // Load, which every read of the index needs first. A process that only
 // writes, reads memories by id or exports never pays for the index.
 func New(st *store.Store, opts Options) *Mirror {
-	m := &Mirror{st: st, opts: opts, tok: tokenize.New(opts.Tokenizer), params: opts.BM25, log: opts.Logger, snapSeq: -1}
+	m := &Mirror{st: st, opts: opts, tok: tokenize.New(opts.Tokenizer), params: opts.BM25, log: opts.Logger, snapSeq: -1, bad: map[string]store.BadRow{}}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -100,6 +106,9 @@ func (m *Mirror) Load(ctx context.Context) error {
 	m.mu.Lock()
 	m.ix, m.seq, m.snapSeq = index.New(m.tok, m.params), 0, -1
 	m.mu.Unlock()
+	if !m.st.ReadOnly() {
+		removeStaleTemps(SnapshotPath(m.st.Path()), time.Now())
+	}
 	if !m.opts.NoSnapshot && m.loadSnapshot(ctx) {
 		m.mu.Lock()
 		m.snapSeq = m.seq
@@ -182,7 +191,7 @@ func (m *Mirror) loadRows(ctx context.Context) error {
 				return send()
 			}
 			return nil
-		})
+		}, m.noteBad)
 		if err == nil && len(buf) > 0 {
 			err = send()
 		}
@@ -270,72 +279,127 @@ func (m *Mirror) syncLocked(ctx context.Context) error {
 			return nil
 		}
 		// The row as it is now is the truth, whatever the ops in between: read
-		// every changed id once; present means put, absent means delete. An id
-		// whose every change is a use keeps its index entry, and only its use
-		// counters are read and refreshed.
+		// every changed memory once; present means put, absent means delete. A
+		// memory whose every change is a use keeps its index entry, and only
+		// its use counters are read and refreshed. A change logged by an older
+		// build names the id only: every memory with that id is re-read.
 		useOnly := map[string]bool{}
-		var ids, full, uses []string
+		var keys, full, uses, legacy []string
 		for _, c := range changes {
 			if c.Op == store.OpSetting {
 				m.settingsChanged = true
 				continue
 			}
-			only, seen := useOnly[c.ID]
+			key := c.Key()
+			if key == "" {
+				legacy = append(legacy, c.ID)
+				continue
+			}
+			only, seen := useOnly[key]
 			if !seen {
-				ids = append(ids, c.ID)
+				keys = append(keys, key)
 				only = true
 			}
-			useOnly[c.ID] = only && c.Op == store.OpUse
+			useOnly[key] = only && c.Op == store.OpUse
 		}
 		// Only this catch-up changes the index now (ApplyOwn waits for
 		// syncMu), so what it sees indexed stays indexed until it applies.
 		m.mu.RLock()
-		for _, id := range ids {
-			if useOnly[id] && m.ix.Get(id) == nil {
-				useOnly[id] = false // not indexed: only the whole row can tell
+		for _, id := range legacy {
+			for _, key := range m.ix.KeysOf(id) {
+				if _, seen := useOnly[key]; !seen {
+					keys = append(keys, key)
+				}
+				useOnly[key] = false
 			}
-			if useOnly[id] {
-				uses = append(uses, id)
+		}
+		for _, key := range keys {
+			if useOnly[key] && m.ix.Get(key) == nil {
+				useOnly[key] = false // not indexed: only the whole row can tell
+			}
+			if useOnly[key] {
+				uses = append(uses, key)
 			} else {
-				full = append(full, id)
+				full = append(full, key)
 			}
 		}
 		m.mu.RUnlock()
-		rows, err := m.st.GetMany(ctx, full)
+		rows, bad, err := m.st.GetKeys(ctx, full)
 		if err != nil {
 			return err
+		}
+		var legacyRows map[string][]*memory.Memory
+		if len(legacy) > 0 {
+			if legacyRows, err = m.st.ByID(ctx, legacy); err != nil {
+				return err
+			}
 		}
 		counts, err := m.st.Usages(ctx, uses)
 		if err != nil {
 			return err
 		}
 		m.mu.Lock()
-		for _, id := range ids {
-			if useOnly[id] {
-				if u, ok := counts[id]; ok {
-					m.ix.SetUsage(usageMemory(u))
+		for _, key := range keys {
+			if useOnly[key] {
+				if u, ok := counts[key]; ok {
+					m.ix.SetUsageKey(key, u.Uses, u.Demand, u.At)
 				} else {
-					m.ix.Delete(id)
+					m.ix.Delete(key)
 				}
 				continue
 			}
-			if x, ok := rows[id]; ok {
+			if x, ok := rows[key]; ok {
 				m.ix.Put(x)
 			} else {
-				m.ix.Delete(id)
+				m.ix.Delete(key)
+			}
+		}
+		for _, xs := range legacyRows {
+			for _, x := range xs {
+				m.ix.Put(x)
 			}
 		}
 		m.seq = changes[len(changes)-1].Seq
 		m.mu.Unlock()
+		m.settleBad(full, bad)
 		if len(changes) < batch {
 			return nil
 		}
 	}
 }
 
-// usageMemory carries a row's use counters in the form Index.SetUsage takes.
-func usageMemory(u store.Usage) *memory.Memory {
-	return &memory.Memory{ID: u.ID, Uses: u.Uses, Demand: u.Demand, DemandAt: u.At}
+// noteBad records a row the store could not read as it is.
+func (m *Mirror) noteBad(b store.BadRow) {
+	m.badMu.Lock()
+	m.bad[b.Key()] = b
+	m.badMu.Unlock()
+}
+
+// settleBad updates the bad rows after re-reading the memories with keys:
+// bad lists those of them that are (still) bad.
+func (m *Mirror) settleBad(keys []string, bad []store.BadRow) {
+	m.badMu.Lock()
+	defer m.badMu.Unlock()
+	for _, k := range keys {
+		delete(m.bad, k)
+	}
+	for _, b := range bad {
+		m.bad[b.Key()] = b
+	}
+}
+
+// BadRows lists the rows of the store the index could not read as they are
+// (skipped, or read without a damaged part), in key order, as of the last
+// load or catch-up that read them.
+func (m *Mirror) BadRows() []store.BadRow {
+	m.badMu.Lock()
+	out := make([]store.BadRow, 0, len(m.bad))
+	for _, b := range m.bad {
+		out = append(out, b)
+	}
+	m.badMu.Unlock()
+	slices.SortFunc(out, func(a, b store.BadRow) int { return strings.Compare(a.Key(), b.Key()) })
+	return out
 }
 
 // Own is a write this process just made to the store: change-log entries
@@ -343,8 +407,8 @@ func usageMemory(u store.Usage) *memory.Memory {
 type Own struct {
 	First, Last int64
 	Put         []*memory.Memory // stored (the mirror takes them over)
-	Deleted     []string
-	Uses        []store.Usage // as store.RecordUse returned them
+	Deleted     []string         // keys (memory.Key)
+	Uses        []store.Usage    // as store.RecordUse returned them
 }
 
 // ApplyOwn puts this process's own write straight into the index when no
@@ -366,11 +430,11 @@ func (m *Mirror) ApplyOwn(ctx context.Context, w Own) error {
 		for _, x := range w.Put {
 			m.ix.Put(x)
 		}
-		for _, id := range w.Deleted {
-			m.ix.Delete(id)
+		for _, key := range w.Deleted {
+			m.ix.Delete(key)
 		}
 		for _, u := range w.Uses {
-			m.ix.SetUsage(usageMemory(u))
+			m.ix.SetUsageKey(u.Key, u.Uses, u.Demand, u.At)
 		}
 		m.seq = w.Last
 	}

@@ -57,9 +57,9 @@ func openStore(t testing.TB, n int) (*store.Store, *Mirror) {
 func TestForkSeesEveryVector(t *testing.T) {
 	ctx := context.Background()
 	_, m := openStore(t, 20)
-	repl := &memory.Memory{ID: "m03", Text: "replaced", Type: "note",
+	repl := &memory.Memory{ID: "m03", Text: "replaced", Type: "note", Scope: map[string]string{"team": "b"},
 		Embedding: &memory.Embedding{Model: "test:len", Dim: 2, Vector: []float32{0, 1}}}
-	fork := m.Fork("test:len", map[string]*memory.Memory{"m03": repl})
+	fork := m.Fork("test:len", map[string]*memory.Memory{repl.Key(): repl})
 	models, err := fork.Models(ctx)
 	if err != nil || models["test:len"] != (backend.ModelInfo{Dim: 2, Count: 20}) {
 		t.Fatalf("fork models = %v, %v; want 20 vectors of dimension 2", models, err)

@@ -47,6 +47,7 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 	res := &backend.LegResult{}
 	t0 := time.Now()
 	allow := ix.Allowed(&q.Filter)
+	domain := ix.Domain(q.Filter.Scope)
 	res.FilterTook = time.Since(t0)
 	var (
 		wg      sync.WaitGroup
@@ -58,7 +59,13 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			bmHits, res.Bound = ix.BM25(q.Text, allow, q.K)
+			var bound float64
+			bmHits = topByKey(ix, q.K, func(n int) []bm25.Hit {
+				var hits []bm25.Hit
+				hits, bound = ix.BM25(q.Text, domain, allow, n)
+				return hits
+			}, func(h bm25.Hit) float64 { return h.Score }, func(h bm25.Hit) uint32 { return h.Doc })
+			res.Bound = bound
 			res.BM25Took = time.Since(t)
 		}()
 	}
@@ -68,7 +75,8 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			vecHits = vi.Search(q.Vector, allow, q.K)
+			vecHits = topByKey(ix, q.K, func(n int) []vector.Hit { return vi.Search(q.Vector, allow, n) },
+				func(h vector.Hit) float64 { return float64(h.Cosine) }, func(h vector.Hit) uint32 { return h.Doc })
 			res.VectorTook = time.Since(t)
 		}()
 	}
@@ -99,7 +107,8 @@ func hit(ix *index.Index, vi *vector.Index, doc uint32, score float64) backend.H
 	return h
 }
 
-// List returns the memories the filter admits, in id order. They are the
+// List returns the memories the filter admits, in key order (id, then
+// scope). They are the
 // indexed memories themselves: an Embedding names the model and dimension,
 // the vector lives in the vector index.
 func (m *Mirror) List(f *memory.Filter) []*memory.Memory {
@@ -112,26 +121,38 @@ func (m *Mirror) List(f *memory.Filter) []*memory.Memory {
 	m.mu.RUnlock()
 	// Documents are mostly numbered in id order already (a load inserts in id
 	// order, new ULIDs sort last), which the sort finds quickly.
-	slices.SortFunc(out, func(a, b *memory.Memory) int { return cmp.Compare(a.ID, b.ID) })
+	sortByKey(out)
 	return out
 }
 
+// sortByKey sorts memories by id, then scope (memory.Key's order).
+func sortByKey(ms []*memory.Memory) {
+	slices.SortFunc(ms, func(a, b *memory.Memory) int {
+		if c := cmp.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(memory.ScopeJSON(a.Scope), memory.ScopeJSON(b.Scope))
+	})
+}
+
 // Fork returns a private index for calibration: every memory with its vector
-// of model (others' vectors left out), the memories of replace standing in for
-// those with their ids, built in id order as a load is. Fork takes the
+// of model (others' vectors left out), the memories of replace (by
+// memory.Key) standing in for those with their keys, built in key order as a
+// load is. Fork takes the
 // replacements over. The fork never syncs and is never written to.
 func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 	m.mu.RLock()
 	vi := m.ix.Vectors(model)
 	mems := make([]*memory.Memory, 0, m.ix.Len())
 	m.ix.Each(nil, func(x *memory.Memory) bool {
-		if r, ok := replace[x.ID]; ok {
+		key := x.Key()
+		if r, ok := replace[key]; ok {
 			mems = append(mems, r)
 			return true
 		}
 		c := *x
 		c.Embedding = nil
-		if doc, ok := m.ix.DocOf(x.ID); ok && vi != nil {
+		if doc, ok := m.ix.DocOf(key); ok && vi != nil {
 			if v := vi.Vector(doc); v != nil {
 				c.Embedding = &memory.Embedding{Model: model, Dim: len(v), Vector: slices.Clone(v)}
 			}
@@ -140,7 +161,7 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 		return true
 	})
 	m.mu.RUnlock()
-	slices.SortFunc(mems, func(a, b *memory.Memory) int { return cmp.Compare(a.ID, b.ID) })
+	sortByKey(mems)
 	f := &Mirror{opts: m.opts, tok: m.tok, params: m.params, log: m.log, snapSeq: -1, ix: index.New(m.tok, m.params)}
 	for _, x := range mems {
 		f.ix.Put(x)

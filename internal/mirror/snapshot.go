@@ -40,7 +40,7 @@ var snapshotReplayFloor = 256
 
 const (
 	snapshotMagic   = "ENGRAMIX"
-	snapshotFormat  = 1
+	snapshotFormat  = 2          // 2: the bad rows follow the index
 	snapshotSetting = "snapshot" // settings key: JSON snapshotStamp
 	snapshotSuffix  = ".idx"
 )
@@ -145,9 +145,15 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	bad := readBadRows(r)
 	if err := r.Verify(); err != nil {
 		return 0, err
 	}
+	m.badMu.Lock()
+	for _, b := range bad {
+		m.bad[b.Key()] = b
+	}
+	m.badMu.Unlock()
 	m.mu.Lock()
 	m.ix, m.seq = ix, h.Seq
 	m.mu.Unlock()
@@ -199,8 +205,8 @@ func headerMismatch(h, want snapshotHeader) error {
 // never loaded has nothing to write. Failure is logged, never returned: the
 // snapshot is only an accelerator.
 func (m *Mirror) MaybeWriteSnapshot(ctx context.Context) {
-	if m.st == nil || !m.loaded.Load() {
-		return // a fork, or nothing loaded
+	if m.st == nil || !m.loaded.Load() || m.st.ReadOnly() {
+		return // a fork, nothing loaded, or a file this process may not change
 	}
 	min := m.opts.SnapshotMinMemories
 	if m.opts.NoSnapshot || min < 0 {
@@ -245,12 +251,16 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("snapshot token: %w", err)
 	}
 	token := hex.EncodeToString(tok[:])
+	if m.st.ReadOnly() {
+		return 0, fmt.Errorf("write snapshot: %w", store.ErrReadOnly)
+	}
 	path := SnapshotPath(m.st.Path())
+	removeStaleTemps(path, time.Now())
 	perm := os.FileMode(0o644)
 	if fi, err := os.Stat(m.st.Path()); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return 0, fmt.Errorf("write snapshot: %w", err)
 	}
@@ -266,6 +276,7 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 	w := binenc.NewWriter(f)
 	writeHeader(w, m.snapshotHeaderFor(seq, token))
 	m.ix.WriteSnapshot(w)
+	writeBadRows(w, m.BadRows())
 	err = w.Finish()
 	m.mu.RUnlock()
 	size := w.Len()
@@ -297,6 +308,52 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 	m.snapSeq = seq
 	m.mu.Unlock()
 	return size, nil
+}
+
+// tempInfix names a snapshot being written: PATH.idx.tmpNNNN until it is
+// renamed into place.
+const tempInfix = ".tmp"
+
+// staleTempAge is how long after its last write a snapshot temp file is taken
+// for the leftover of a writer that died (SIGKILL, power loss) rather than one
+// still writing, which rewrites its file continuously.
+const staleTempAge = 15 * time.Minute
+
+// removeStaleTemps deletes the leftovers of snapshot writes that never
+// finished next to snapshot path: temp files untouched for staleTempAge. A
+// 100k-memory store's is about 400 MB, so they must not pile up.
+func removeStaleTemps(path string, now time.Time) {
+	matches, _ := filepath.Glob(path + tempInfix + "*")
+	for _, p := range matches {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleTempAge {
+			os.Remove(p)
+		}
+	}
+}
+
+// writeBadRows records the rows the index left out or read in part, so that
+// a store opened from the snapshot still reports them.
+func writeBadRows(w *binenc.Writer, bad []store.BadRow) {
+	w.Uint64(uint64(len(bad)))
+	for _, b := range bad {
+		w.String(b.ID)
+		w.String(b.Scope)
+		w.String(b.Problem)
+		w.Bool(b.Skipped)
+	}
+}
+
+func readBadRows(r *binenc.Reader) []store.BadRow {
+	n := r.Count(3*8 + 4)
+	out := make([]store.BadRow, 0, n)
+	for range n {
+		b := store.BadRow{ID: r.String(), Scope: r.String(), Problem: r.String(), Skipped: r.Bool()}
+		if r.Err() != nil {
+			return nil
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // syncDir makes a rename in dir durable where the platform allows it.

@@ -82,6 +82,11 @@ type Searcher struct {
 	Config
 }
 
+// MaxWeight bounds a fusion weight given with a query: far above any useful
+// one (weights are relative; 1 is the keyword leg's), and low enough that a
+// weighted score never overflows.
+const MaxWeight = 1e6
+
 // Validate checks a query and fills its defaults.
 func Validate(q *memory.Query) error {
 	q.Query = strings.TrimSpace(q.Query)
@@ -114,8 +119,8 @@ func Validate(q *memory.Query) error {
 		return fmt.Errorf("%w: candidates %d out of range 0..%d", ErrInvalidQuery, q.Candidates, 10*MaxLimit)
 	}
 	for name, w := range map[string]*float64{"bm25_weight": q.BM25Weight, "vector_weight": q.VectorWeight, "mmr_lambda": q.Lambda} {
-		if w != nil && (math.IsNaN(*w) || *w < 0 || math.IsInf(*w, 0)) {
-			return fmt.Errorf("%w: %s %v must be a finite number ≥ 0", ErrInvalidQuery, name, *w)
+		if w != nil && !(*w >= 0 && *w <= MaxWeight) { // false for NaN
+			return fmt.Errorf("%w: %s %v must be a number from 0 to %g", ErrInvalidQuery, name, *w, float64(MaxWeight))
 		}
 	}
 	if math.IsNaN(q.RRFK) || q.RRFK < 0 || q.RRFK > MaxRRFK {
@@ -126,6 +131,13 @@ func Validate(q *memory.Query) error {
 	}
 	if q.MinRelevance < 0 || q.MinRelevance > 1 || math.IsNaN(q.MinRelevance) {
 		return fmt.Errorf("%w: min_relevance %v must be within [0,1]", ErrInvalidQuery, q.MinRelevance)
+	}
+	for name, t := range map[string]*time.Time{"since": q.Since, "until": q.Until} {
+		if t != nil {
+			if err := memory.CheckTime(name, *t); err != nil {
+				return fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+			}
+		}
 	}
 	if q.Since != nil && q.Until != nil && !q.Since.Before(*q.Until) {
 		return fmt.Errorf("%w: since %s is not before until %s", ErrInvalidQuery, q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
@@ -369,6 +381,6 @@ func sortCandidates(cs []*candidate) {
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return cs[i].m.ID < cs[j].m.ID
+		return compareKeys(cs[i].m, cs[j].m) < 0
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -49,15 +50,22 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 	legs := make([]fusion.Leg, 0, 2)
 	hits := make([][]backend.Hit, 0, 2) // parallel to legs
 	weights := map[string]float64{}
-	leg := func(name string, w float64, hs []backend.Hit) {
+	// Ids are per-scope namespaces: two hits with one id are one memory only
+	// when their scopes are equal. Fuse by key then; by id (no key to build)
+	// when no id stands for two memories, the common case.
+	name := func(m *memory.Memory) string { return m.ID }
+	if idsRepeat(res) {
+		name = func(m *memory.Memory) string { return m.Key() }
+	}
+	leg := func(legName string, w float64, hs []backend.Hit) {
 		hs = byScoreThenID(hs)
 		fh := make([]fusion.Hit, len(hs))
 		for i, h := range hs {
-			fh[i] = fusion.Hit{ID: h.Memory.ID, Score: h.Score}
+			fh[i] = fusion.Hit{ID: name(h.Memory), Score: h.Score}
 		}
-		legs = append(legs, fusion.Leg{Name: name, Weight: w, Hits: fh})
+		legs = append(legs, fusion.Leg{Name: legName, Weight: w, Hits: fh})
 		hits = append(hits, hs)
-		weights[name] = w
+		weights[legName] = w
 	}
 	if r.resp.Strategy != memory.StrategyVector {
 		leg("bm25", wb, res.BM25)
@@ -298,7 +306,7 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	in := make([]fusion.Candidate, len(cands))
 	for i, c := range cands {
 		// Relevance is what the earlier stages ranked by (fused and boosted, or reranked).
-		in[i] = fusion.Candidate{ID: c.m.ID, Relevance: c.score, Vector: c.vec}
+		in[i] = fusion.Candidate{ID: c.m.Key(), Relevance: c.score, Vector: c.vec}
 	}
 	picks := fusion.MMR(in, lambda, r.q.Limit)
 	out := make([]*candidate, 0, len(picks))
@@ -356,7 +364,7 @@ func round(x float64, digits int) float64 {
 }
 
 // byScoreThenID orders a leg's hits (the caller's: a LegResult is its
-// caller's) by score, ties broken by id (a backend may break them by its own
+// caller's) by score, ties broken by id (then scope) (a backend may break them by its own
 // document numbers, which depend on insertion history), so a leg's ranks, and
 // so fusion, do not depend on how the index was built.
 func byScoreThenID(hits []backend.Hit) []backend.Hit {
@@ -364,7 +372,33 @@ func byScoreThenID(hits []backend.Hit) []backend.Hit {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Memory.ID, b.Memory.ID)
+		return compareKeys(a.Memory, b.Memory)
 	})
 	return hits
+}
+
+// idsRepeat reports whether the legs' hits hold one id in two scopes.
+func idsRepeat(res *backend.LegResult) bool {
+	seen := make(map[string]map[string]string, len(res.BM25)+len(res.Vector))
+	for _, hs := range [][]backend.Hit{res.BM25, res.Vector} {
+		for _, h := range hs {
+			if sc, ok := seen[h.Memory.ID]; ok {
+				if !maps.Equal(sc, h.Memory.Scope) {
+					return true
+				}
+				continue
+			}
+			seen[h.Memory.ID] = h.Memory.Scope
+		}
+	}
+	return false
+}
+
+// compareKeys orders memories by id, then scope (memory.Key's order), without
+// building keys for distinct ids.
+func compareKeys(a, b *memory.Memory) int {
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return strings.Compare(memory.ScopeJSON(a.Scope), memory.ScopeJSON(b.Scope))
 }

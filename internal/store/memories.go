@@ -25,30 +25,49 @@ const (
 	OpSetting = "setting"
 )
 
-// Change is one entry of the change log: memory id was written, deleted or
-// used, or (OpSetting) the setting named by ID changed.
+// Change is one entry of the change log: the memory with ID in Scope (its
+// ScopeJSON) was written, deleted or used, or (OpSetting) the setting named
+// by ID changed. Scope is empty for a setting, and for a memory change logged
+// by a build older than schema 2, which named the id only.
 type Change struct {
-	Seq int64
-	ID  string
-	Op  string
+	Seq   int64
+	ID    string
+	Scope string
+	Op    string
+}
+
+// Key is the changed memory's key (memory.Key); "" when the change names no
+// scope.
+func (c Change) Key() string {
+	if c.Scope == "" {
+		return ""
+	}
+	return c.ID + "\x00" + c.Scope
 }
 
 const memoryColumns = `id, name, description, text, type, scene, scope, tags, source, metadata, favorite,
 	created_at, updated_at, uses, demand, demand_at, content_hash, embed_model, embed_dim, embedding`
 
+// Memories are named by (id, scope) (memory.Key). A caller addresses one by
+// id within its scope by the rule memory.ErrAmbiguous documents: the row with
+// exactly its scope, else the only one inside it. Every read-modify-write
+// resolves and changes the row inside one write transaction.
+
 // Put inserts or replaces memories in one transaction: either all are stored
-// or none. Each memory must already be normalised and carry an id and times.
-// With a scope (a tenant's), a memory may replace only one inside it: an id
-// held outside is refused as taken, inside the same transaction, and nothing
-// is stored. It returns the change-log sequence numbers the write took, first
-// to last: one per memory, contiguous, since the transaction holds the write
-// lock.
+// or none. Each memory must already be normalised and carry an id and times;
+// it replaces only the memory with its id in its own scope. With a scope (a
+// tenant's), every memory must lie inside it. It returns the change-log
+// sequence numbers the write took, first to last: one per memory, contiguous,
+// since the transaction holds the write lock.
 func (s *Store) Put(ctx context.Context, scope map[string]string, mems []*memory.Memory) (first, last int64, err error) {
 	if len(mems) == 0 {
 		return 0, 0, nil
 	}
+	if err := checkInside(scope, mems); err != nil {
+		return 0, 0, err
+	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		first, last, err = s.put(ctx, tx, scope, mems)
+		first, last, err = s.put(ctx, tx, mems)
 		return err
 	})
 	if err != nil {
@@ -64,6 +83,9 @@ func (s *Store) Put(ctx context.Context, scope map[string]string, mems []*memory
 // once store it once. The change-log range covers what was stored (0, 0 for
 // nothing).
 func (s *Store) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, first, last int64, err error) {
+	if err := checkInside(scope, mems); err != nil {
+		return nil, 0, 0, err
+	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		existing = make([]string, len(mems))
 		var rest []*memory.Memory
@@ -84,7 +106,7 @@ func (s *Store) PutMerging(ctx context.Context, scope map[string]string, mems []
 		if len(rest) == 0 {
 			return nil
 		}
-		first, last, err = s.put(ctx, tx, scope, rest)
+		first, last, err = s.put(ctx, tx, rest)
 		return err
 	})
 	if err != nil {
@@ -96,12 +118,8 @@ func (s *Store) PutMerging(ctx context.Context, scope map[string]string, mems []
 // sameContent returns the id of a stored memory with m's content hash and
 // exactly m's scope, or "" (the oldest id when there are several).
 func (s *Store) sameContent(ctx context.Context, tx *sql.Tx, m *memory.Memory) (string, error) {
-	want, err := json.Marshal(nonNilMap(m.Scope)) // as rowArgs stores it: keys sorted
-	if err != nil {
-		return "", err
-	}
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM memories WHERE content_hash = ? AND scope = ? ORDER BY id LIMIT 1`,
-		m.ContentHash, string(want))
+		m.ContentHash, memory.ScopeJSON(m.Scope)) // as rowArgs stores it
 	if err != nil {
 		return "", fmt.Errorf("look for a duplicate of memory %s: %w", m.ID, err)
 	}
@@ -116,30 +134,25 @@ func (s *Store) sameContent(ctx context.Context, tx *sql.Tx, m *memory.Memory) (
 	return id, rows.Err()
 }
 
-// put is Put inside the caller's write transaction.
-func (s *Store) put(ctx context.Context, tx *sql.Tx, scope map[string]string, mems []*memory.Memory) (first, last int64, err error) {
-	if len(scope) > 0 {
-		for _, m := range mems {
-			in, found, err := s.rowInScope(ctx, tx, m.ID, scope)
-			if err != nil {
-				return 0, 0, err
-			}
-			if found && !in {
-				return 0, 0, fmt.Errorf("%w: id %q is taken", memory.ErrInvalid, m.ID)
-			}
+// checkInside refuses memories whose scope lies outside the caller's.
+func checkInside(scope map[string]string, mems []*memory.Memory) error {
+	for _, m := range mems {
+		if !memory.Inside(m.Scope, scope) {
+			return fmt.Errorf("%w: memory %s: scope %s lies outside %s", memory.ErrInvalid, m.ID, memory.ScopeJSON(m.Scope), memory.ScopeJSON(scope))
 		}
 	}
+	return nil
+}
+
+// put is Put inside the caller's write transaction: each memory replaces the
+// one with its key (id and scope), and its change is logged.
+func (s *Store) put(ctx context.Context, tx *sql.Tx, mems []*memory.Memory) (first, last int64, err error) {
 	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer stmt.Close()
-	log, err := tx.PrepareContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer log.Close()
 	for _, m := range mems {
 		args, err := rowArgs(m)
 		if err != nil {
@@ -148,20 +161,162 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, scope map[string]string, me
 		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return 0, 0, fmt.Errorf("store memory %s: %w", m.ID, err)
 		}
-		res, err := log.ExecContext(ctx, m.ID, OpPut)
-		if err != nil {
-			return 0, 0, err
-		}
-		if last, err = res.LastInsertId(); err != nil {
+		if last, err = logChange(ctx, tx, m.ID, args[6].(string), OpPut); err != nil {
 			return 0, 0, err
 		}
 	}
 	return last - int64(len(mems)) + 1, last, nil
 }
 
-// GetMany returns the memories with the given ids that exist, by id.
-func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*memory.Memory, error) {
+// logChange appends one entry to the change log and returns its seq.
+func logChange(ctx context.Context, tx *sql.Tx, id, scope, op string) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO changes (id, scope, op) VALUES (?, ?, ?)`, id, scope, op)
+	if err != nil {
+		return 0, fmt.Errorf("log change: %w", err)
+	}
+	return res.LastInsertId()
+}
+
+// pick applies the id rule to the scopes (ScopeJSON) of the rows holding one
+// id: the index of the one that is exactly scope, else of the only one inside
+// it, else -1. Several inside and none exact is ambiguous. Rows whose scope
+// cannot be read are invisible (they are bad rows, reported elsewhere).
+func pick(id string, scopes []string, scope map[string]string) (int, error) {
+	own := memory.ScopeJSON(scope)
+	found, inside := -1, 0
+	for i, raw := range scopes {
+		if raw == own {
+			return i, nil
+		}
+		sc, err := parseScope(raw)
+		if err != nil || memory.ScopeJSON(sc) != raw || !memory.Inside(sc, scope) {
+			continue
+		}
+		found, inside = i, inside+1
+	}
+	if inside > 1 {
+		return -1, fmt.Errorf("memory %s: %w: %d memories inside scope %s have this id, none in that scope itself; name the scope of the one meant",
+			id, memory.ErrAmbiguous, inside, own)
+	}
+	return found, nil
+}
+
+// resolve finds, inside tx, the scope of the row id names in scope (see
+// pick); ok is false when there is none.
+func (s *Store) resolve(ctx context.Context, tx *sql.Tx, id string, scope map[string]string) (rowScope string, ok bool, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT scope FROM memories WHERE id = ?`, id)
+	if err != nil {
+		return "", false, fmt.Errorf("read memory %s: %w", id, err)
+	}
+	var scopes []string
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return "", false, fmt.Errorf("read memory %s: %w", id, err)
+		}
+		scopes = append(scopes, raw)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", false, fmt.Errorf("read memory %s: %w", id, err)
+	}
+	s.rowsRead.Add(int64(len(scopes)))
+	i, err := pick(id, scopes, scope)
+	if err != nil || i < 0 {
+		return "", false, err
+	}
+	return scopes[i], true, nil
+}
+
+// Get returns, by id, the memory each id names in scope (nil for the whole
+// store); ids that name none are absent. An ambiguous id fails the call
+// (memory.ErrAmbiguous). Bad rows are left out.
+func (s *Store) Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error) {
 	out := make(map[string]*memory.Memory, len(ids))
+	err := s.byIDs(ctx, ids, func(id string, cands []*memory.Memory) error {
+		scopes := make([]string, len(cands))
+		for i, m := range cands {
+			scopes[i] = memory.ScopeJSON(m.Scope)
+		}
+		i, err := pick(id, scopes, scope)
+		if err != nil {
+			return err
+		}
+		if i >= 0 {
+			out[id] = cands[i]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// byIDs reads every readable row holding one of ids, and calls fn once per id
+// that has any, with its rows.
+func (s *Store) byIDs(ctx context.Context, ids []string, fn func(id string, rows []*memory.Memory) error) error {
+	const chunk = 500
+	for len(ids) > 0 {
+		n := min(chunk, len(ids))
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id IN (?`+
+			strings.Repeat(",?", n-1)+`) ORDER BY id, scope`, args...)
+		if err != nil {
+			return fmt.Errorf("read memories: %w", err)
+		}
+		byID := map[string][]*memory.Memory{}
+		for rows.Next() {
+			m, _, err := s.scanMemory(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("read memories: %w", err)
+			}
+			if m != nil {
+				byID[m.ID] = append(byID[m.ID], m)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read memories: %w", err)
+		}
+		seen := map[string]bool{}
+		for _, id := range ids[:n] {
+			if cands := byID[id]; len(cands) > 0 && !seen[id] {
+				seen[id] = true
+				if err := fn(id, cands); err != nil {
+					return err
+				}
+			}
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// ByID returns every readable memory with one of ids, in any scope, by id.
+func (s *Store) ByID(ctx context.Context, ids []string) (map[string][]*memory.Memory, error) {
+	out := map[string][]*memory.Memory{}
+	err := s.byIDs(ctx, ids, func(id string, rows []*memory.Memory) error { out[id] = rows; return nil })
+	return out, err
+}
+
+// GetKeys returns the memories with the given keys (memory.Key) that exist,
+// by key, and the bad rows among them (skipped ones absent from the map).
+func (s *Store) GetKeys(ctx context.Context, keys []string) (map[string]*memory.Memory, []BadRow, error) {
+	want := make(map[string]bool, len(keys))
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		want[k] = true
+		id, _ := memory.SplitKey(k)
+		ids = append(ids, id)
+	}
+	out := make(map[string]*memory.Memory, len(keys))
+	var bad []BadRow
 	const chunk = 500
 	for len(ids) > 0 {
 		n := min(chunk, len(ids))
@@ -172,55 +327,54 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]*memory.M
 		rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id IN (?`+
 			strings.Repeat(",?", n-1)+`)`, args...)
 		if err != nil {
-			return nil, fmt.Errorf("read memories: %w", err)
+			return nil, nil, fmt.Errorf("read memories: %w", err)
 		}
 		for rows.Next() {
-			m, err := s.scanMemory(rows)
+			m, b, err := s.scanMemory(rows)
 			if err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("read memories: %w", err)
+				return nil, nil, fmt.Errorf("read memories: %w", err)
 			}
-			out[m.ID] = m
+			if b != nil && want[b.Key()] {
+				bad = append(bad, *b)
+			}
+			if m != nil && want[m.Key()] {
+				out[m.Key()] = m
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read memories: %w", err)
+			return nil, nil, fmt.Errorf("read memories: %w", err)
 		}
 		ids = ids[n:]
 	}
-	return out, nil
+	return out, bad, nil
 }
 
-// Delete removes, in one transaction, the memories with the given ids that
-// exist (inside scope, when one is given) and returns their ids with the
-// change-log sequence numbers the write took, first to last (0, 0 when
-// nothing was deleted).
+// Delete removes, in one transaction, the memories the ids name in scope
+// (nil for the whole store) and returns their keys with the change-log
+// sequence numbers the write took, first to last (0, 0 when nothing was
+// deleted). An ambiguous id fails the whole call and nothing is deleted.
 func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []string) (deleted []string, first, last int64, err error) {
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		deleted = deleted[:0]
 		for _, id := range ids {
-			if len(scope) > 0 {
-				in, _, err := s.rowInScope(ctx, tx, id, scope)
-				if err != nil {
-					return err
-				}
-				if !in {
-					continue
-				}
+			rowScope, ok, err := s.resolve(ctx, tx, id, scope)
+			if err != nil {
+				return err
 			}
-			res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ?`, id)
+			if !ok {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ? AND scope = ?`, id, rowScope)
 			if err != nil {
 				return err
 			}
 			if k, _ := res.RowsAffected(); k > 0 {
-				log, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpDelete)
-				if err != nil {
+				if last, err = logChange(ctx, tx, id, rowScope, OpDelete); err != nil {
 					return err
 				}
-				if last, err = log.LastInsertId(); err != nil {
-					return err
-				}
-				deleted = append(deleted, id)
+				deleted = append(deleted, id+"\x00"+rowScope)
 			}
 		}
 		first = last - int64(len(deleted)) + 1
@@ -232,67 +386,26 @@ func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []strin
 	return deleted, first, last, nil
 }
 
-// rowInScope reads the scope of the row with id inside tx: found says whether
-// it exists, in whether it carries every key=value of scope.
-func (s *Store) rowInScope(ctx context.Context, tx *sql.Tx, id string, scope map[string]string) (in, found bool, err error) {
-	var raw string
-	err = tx.QueryRowContext(ctx, `SELECT scope FROM memories WHERE id = ?`, id).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, false, nil
-	}
-	if err != nil {
-		return false, false, fmt.Errorf("read memory %s: %w", id, err)
-	}
-	s.rowsRead.Add(1)
-	in, err = scopeHolds(raw, scope)
-	if err != nil {
-		return false, true, fmt.Errorf("memory %s: %w", id, err)
-	}
-	return in, true, nil
-}
-
-// scopeHolds reports whether a row's scope column (a JSON object) carries
-// every key=value of scope.
-func scopeHolds(raw string, scope map[string]string) (bool, error) {
-	if len(scope) == 0 {
-		return true, nil
-	}
-	var have map[string]string
-	if err := json.Unmarshal([]byte(raw), &have); err != nil {
-		return false, fmt.Errorf("scope: %w", err)
-	}
-	for k, v := range scope {
-		if have[k] != v {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// Get returns one memory, or an error wrapping memory.ErrNotFound.
-func (s *Store) Get(ctx context.Context, id string) (*memory.Memory, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id)
-	m, err := s.scanMemory(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read memory %s: %w", id, err)
-	}
-	return m, nil
-}
-
-// Scan calls fn for every memory in id order. It stops at fn's first error.
-func (s *Store) Scan(ctx context.Context, fn func(*memory.Memory) error) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories ORDER BY id`)
+// Scan calls fn for every readable memory in key order (id, then scope) and
+// report, when non-nil, for every bad row: skipped ones are not passed to fn,
+// damaged ones are, read without the damaged part. It stops at fn's first
+// error.
+func (s *Store) Scan(ctx context.Context, fn func(*memory.Memory) error, report func(BadRow)) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories ORDER BY id, scope`)
 	if err != nil {
 		return fmt.Errorf("scan memories: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		m, err := s.scanMemory(rows)
+		m, bad, err := s.scanMemory(rows)
 		if err != nil {
 			return fmt.Errorf("scan memories: %w", err)
+		}
+		if bad != nil && report != nil {
+			report(*bad)
+		}
+		if m == nil {
+			continue
 		}
 		if err := fn(m); err != nil {
 			return err
@@ -301,7 +414,7 @@ func (s *Store) Scan(ctx context.Context, fn func(*memory.Memory) error) error {
 	return rows.Err()
 }
 
-// Count returns the number of memories.
+// Count returns the number of rows of memories, bad ones included.
 func (s *Store) Count(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM memories`).Scan(&n)
@@ -317,7 +430,7 @@ func (s *Store) LastSeq(ctx context.Context) (int64, error) {
 
 // Changes returns the change-log entries after seq, oldest first, at most limit.
 func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, id, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, id, scope, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read change log: %w", err)
 	}
@@ -325,9 +438,11 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, 
 	var out []Change
 	for rows.Next() {
 		var c Change
-		if err := rows.Scan(&c.Seq, &c.ID, &c.Op); err != nil {
+		var scope sql.NullString
+		if err := rows.Scan(&c.Seq, &c.ID, &scope, &c.Op); err != nil {
 			return nil, err
 		}
+		c.Scope = scope.String
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -335,20 +450,22 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, 
 
 // Usage is a memory's use statistics, as RecordUse left them.
 type Usage struct {
+	Key    string // memory.Key
 	ID     string
 	Uses   int64
 	Demand float64
 	At     *time.Time // DemandAt, in UTC as a row reads back
 }
 
-// RecordUse adds one use to each memory at time now, in one transaction:
-// uses+1 and the demand, decayed to now, +1. It reads each row's counters
-// once, inside the transaction, and returns what it wrote, in order, with the
-// change-log sequence numbers the write took, first to last (0, 0 when it
-// wrote nothing), so that a caller can apply the uses without reading the rows
-// again. Ids that do not exist or lie outside scope (when one is given) are
-// skipped; with strict, the first such id fails the whole write (wrapping
-// memory.ErrNotFound) and nothing is recorded.
+// RecordUse adds one use to each memory an id names in scope, at time now, in
+// one transaction: uses+1 and the demand, decayed to now, +1, each saturating
+// (memory.Use). It reads each row's counters once, inside the transaction,
+// and returns what it wrote, in order, with the change-log sequence numbers
+// the write took, first to last (0, 0 when it wrote nothing), so that a
+// caller can apply the uses without reading the rows again. Ids that name no
+// memory in scope are skipped; with strict, the first such id (or an
+// ambiguous one) fails the whole write (wrapping memory.ErrNotFound, or
+// memory.ErrAmbiguous) and nothing is recorded.
 func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time, strict bool) (uses []Usage, first, last int64, err error) {
 	if len(ids) == 0 {
 		return nil, 0, 0, nil
@@ -357,42 +474,53 @@ func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []st
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		uses = uses[:0]
 		for _, id := range ids {
-			var (
-				n      int64
-				demand float64
-				prev   sql.NullInt64
-				raw    string
-			)
-			err := tx.QueryRowContext(ctx, `SELECT uses, demand, demand_at, scope FROM memories WHERE id = ?`, id).Scan(&n, &demand, &prev, &raw)
-			in := err == nil
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			rows, err := tx.QueryContext(ctx, `SELECT scope, uses, demand, demand_at FROM memories WHERE id = ?`, id)
+			if err != nil {
 				return fmt.Errorf("read memory %s: %w", id, err)
 			}
-			if in {
-				s.rowsRead.Add(1)
-				if in, err = scopeHolds(raw, scope); err != nil {
-					return fmt.Errorf("memory %s: %w", id, err)
-				}
+			type counters struct {
+				n      int64
+				demand float64
+				prev   *time.Time
 			}
-			if !in {
+			var scopes []string
+			var cs []counters
+			for rows.Next() {
+				var raw string
+				var n, demand, prev any
+				if err := rows.Scan(&raw, &n, &demand, &prev); err != nil {
+					rows.Close()
+					return fmt.Errorf("read memory %s: %w", id, err)
+				}
+				c := counters{n: looseInt(n), demand: looseFloat(demand)}
+				if prev != nil {
+					t := time.Unix(0, looseInt(prev)).UTC()
+					c.prev = &t
+				}
+				scopes, cs = append(scopes, raw), append(cs, c)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("read memory %s: %w", id, err)
+			}
+			s.rowsRead.Add(int64(len(scopes)))
+			i, err := pick(id, scopes, scope)
+			if err != nil && strict {
+				return err
+			}
+			if i < 0 {
 				if strict {
 					return fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
 				}
-				continue // deleted meanwhile, or another tenant's
+				continue // deleted meanwhile, another tenant's, or ambiguous
 			}
-			if prev.Valid {
-				demand = memory.Decay(demand, now.Sub(time.Unix(0, prev.Int64)))
-			}
-			u := Usage{ID: id, Uses: n + 1, Demand: demand + 1, At: &at}
-			if _, err := tx.ExecContext(ctx, `UPDATE memories SET uses = ?, demand = ?, demand_at = ? WHERE id = ?`,
-				u.Uses, u.Demand, at.UnixNano(), id); err != nil {
+			n, demand := memory.Use(cs[i].n, cs[i].demand, cs[i].prev, now)
+			u := Usage{Key: id + "\x00" + scopes[i], ID: id, Uses: n, Demand: demand, At: &at}
+			if _, err := tx.ExecContext(ctx, `UPDATE memories SET uses = ?, demand = ?, demand_at = ? WHERE id = ? AND scope = ?`,
+				u.Uses, u.Demand, at.UnixNano(), id, scopes[i]); err != nil {
 				return err
 			}
-			log, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, id, OpUse)
-			if err != nil {
-				return err
-			}
-			if last, err = log.LastInsertId(); err != nil {
+			if last, err = logChange(ctx, tx, id, scopes[i], OpUse); err != nil {
 				return err
 			}
 			uses = append(uses, u)
@@ -406,11 +534,50 @@ func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []st
 	return uses, first, last, nil
 }
 
-// Usages reads the use statistics of the memories with the given ids that
-// exist, by id: what a reader applying another process's uses needs, without
-// decoding whole rows.
-func (s *Store) Usages(ctx context.Context, ids []string) (map[string]Usage, error) {
-	out := make(map[string]Usage, len(ids))
+// looseInt reads a counter column whatever its stored type (an older build
+// could leave a REAL there); what is no number reads as 0.
+func looseInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return 0
+		case x >= math.MaxInt64:
+			return math.MaxInt64
+		case x <= math.MinInt64:
+			return math.MinInt64
+		}
+		return int64(x)
+	}
+	return 0
+}
+
+// looseFloat reads the demand column whatever its stored type.
+func looseFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return 0
+}
+
+// Usages reads the use statistics of the memories with the given keys that
+// exist, by key: what a reader applying another process's uses needs,
+// without decoding whole rows. Counters out of range read as the nearest
+// valid ones.
+func (s *Store) Usages(ctx context.Context, keys []string) (map[string]Usage, error) {
+	out := make(map[string]Usage, len(keys))
+	want := make(map[string]bool, len(keys))
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		want[k] = true
+		id, _ := memory.SplitKey(k)
+		ids = append(ids, id)
+	}
 	const chunk = 500
 	for len(ids) > 0 {
 		n := min(chunk, len(ids))
@@ -418,24 +585,30 @@ func (s *Store) Usages(ctx context.Context, ids []string) (map[string]Usage, err
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT id, uses, demand, demand_at FROM memories WHERE id IN (?`+
+		rows, err := s.db.QueryContext(ctx, `SELECT id, scope, uses, demand, demand_at FROM memories WHERE id IN (?`+
 			strings.Repeat(",?", n-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read use counts: %w", err)
 		}
 		for rows.Next() {
 			var u Usage
-			var at sql.NullInt64
-			if err := rows.Scan(&u.ID, &u.Uses, &u.Demand, &at); err != nil {
+			var scope string
+			var uses, demand, at any
+			if err := rows.Scan(&u.ID, &scope, &uses, &demand, &at); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read use counts: %w", err)
 			}
-			if at.Valid {
-				t := time.Unix(0, at.Int64).UTC()
+			u.Key = u.ID + "\x00" + scope
+			if !want[u.Key] {
+				continue
+			}
+			u.Uses, u.Demand = memory.ClampUses(looseInt(uses)), memory.ClampDemand(looseFloat(demand))
+			if at != nil {
+				t := time.Unix(0, looseInt(at)).UTC()
 				u.At = &t
 			}
 			s.rowsRead.Add(1)
-			out[u.ID] = u
+			out[u.Key] = u
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -453,35 +626,34 @@ type EmbeddingUpdate struct {
 	Embedding *memory.Embedding // nil clears it
 }
 
-// SetEmbeddings stores embeddings in one transaction. An update whose memory
-// changed content since (hash differs), was deleted or lies outside scope (when
-// one is given) is skipped; it returns how many were stored.
+// SetEmbeddings stores embeddings in one transaction, each for the memory its
+// id names in scope (nil for the whole store). An update whose memory changed
+// content since (hash differs), was deleted, lies outside scope or is
+// ambiguous there is skipped; it returns how many were stored.
 func (s *Store) SetEmbeddings(ctx context.Context, scope map[string]string, ups []EmbeddingUpdate) (int, error) {
 	n := 0
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		n = 0
 		for _, u := range ups {
-			if len(scope) > 0 {
-				in, _, err := s.rowInScope(ctx, tx, u.ID, scope)
-				if err != nil {
-					return err
-				}
-				if !in {
-					continue
-				}
+			rowScope, ok, err := s.resolve(ctx, tx, u.ID, scope)
+			if errors.Is(err, memory.ErrAmbiguous) || (err == nil && !ok) {
+				continue
+			}
+			if err != nil {
+				return err
 			}
 			var model, dim, blob any
 			if u.Embedding != nil {
 				model, dim, blob = u.Embedding.Model, u.Embedding.Dim, EncodeVector(u.Embedding.Vector)
 			}
 			res, err := tx.ExecContext(ctx, `UPDATE memories SET embed_model = ?, embed_dim = ?, embedding = ?
-				WHERE id = ? AND content_hash = ?`, model, dim, blob, u.ID, u.Hash)
+				WHERE id = ? AND scope = ? AND content_hash = ?`, model, dim, blob, u.ID, rowScope, u.Hash)
 			if err != nil {
 				return err
 			}
 			if k, _ := res.RowsAffected(); k > 0 {
 				n++
-				if _, err := tx.ExecContext(ctx, `INSERT INTO changes (id, op) VALUES (?, ?)`, u.ID, OpPut); err != nil {
+				if _, err := logChange(ctx, tx, u.ID, rowScope, OpPut); err != nil {
 					return err
 				}
 			}
@@ -493,6 +665,9 @@ func (s *Store) SetEmbeddings(ctx context.Context, scope map[string]string, ups 
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE, see Open).
 func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("write %s: %w", s.path, ErrReadOnly)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin write: %w", err)
@@ -508,10 +683,6 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 func rowArgs(m *memory.Memory) ([]any, error) {
-	scope, err := json.Marshal(nonNilMap(m.Scope))
-	if err != nil {
-		return nil, err
-	}
 	tags, err := json.Marshal(nonNilSlice(m.Tags))
 	if err != nil {
 		return nil, err
@@ -530,70 +701,18 @@ func rowArgs(m *memory.Memory) ([]any, error) {
 	if m.Favorite {
 		fav = 1
 	}
-	return []any{m.ID, m.Name, m.Description, m.Text, m.Type, m.Scene, string(scope), string(tags), m.Source,
+	return []any{m.ID, m.Name, m.Description, m.Text, m.Type, m.Scene, memory.ScopeJSON(m.Scope), string(tags), m.Source,
 		string(m.Metadata), fav, m.CreatedAt.UnixNano(), m.UpdatedAt.UnixNano(), m.Uses, m.Demand, demandAt,
 		m.ContentHash, model, dim, blob}, nil
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-// scanMemory reads one whole row and counts it in rowsRead.
-func (s *Store) scanMemory(r scanner) (*memory.Memory, error) {
-	m, err := scanMemory(r)
+// scanMemory reads one row (see decodeRow) and counts it in rowsRead.
+func (s *Store) scanMemory(r scanner) (*memory.Memory, *BadRow, error) {
+	m, bad, err := decodeRow(r)
 	if err == nil {
 		s.rowsRead.Add(1)
 	}
-	return m, err
-}
-
-func scanMemory(r scanner) (*memory.Memory, error) {
-	var (
-		m                     memory.Memory
-		scope, tags, metadata string
-		fav                   int
-		created, updated      int64
-		demandAt              sql.NullInt64
-		model                 sql.NullString
-		dim                   sql.NullInt64
-		blob                  []byte
-	)
-	if err := r.Scan(&m.ID, &m.Name, &m.Description, &m.Text, &m.Type, &m.Scene, &scope, &tags, &m.Source,
-		&metadata, &fav, &created, &updated, &m.Uses, &m.Demand, &demandAt, &m.ContentHash, &model, &dim, &blob); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(scope), &m.Scope); err != nil {
-		return nil, fmt.Errorf("memory %s: scope: %w", m.ID, err)
-	}
-	if len(m.Scope) == 0 {
-		m.Scope = nil
-	}
-	if err := json.Unmarshal([]byte(tags), &m.Tags); err != nil {
-		return nil, fmt.Errorf("memory %s: tags: %w", m.ID, err)
-	}
-	if len(m.Tags) == 0 {
-		m.Tags = nil
-	}
-	if strings.TrimSpace(metadata) != "" {
-		m.Metadata = json.RawMessage(metadata)
-	}
-	m.Favorite = fav != 0
-	m.CreatedAt = time.Unix(0, created).UTC()
-	m.UpdatedAt = time.Unix(0, updated).UTC()
-	if demandAt.Valid {
-		t := time.Unix(0, demandAt.Int64).UTC()
-		m.DemandAt = &t
-	}
-	if model.Valid && blob != nil {
-		v, err := DecodeVector(blob)
-		if err != nil {
-			return nil, fmt.Errorf("memory %s: embedding: %w", m.ID, err)
-		}
-		if int(dim.Int64) != len(v) {
-			return nil, fmt.Errorf("memory %s: embedding has %d values but dim %d", m.ID, len(v), dim.Int64)
-		}
-		m.Embedding = &memory.Embedding{Model: model.String, Dim: len(v), Vector: v}
-	}
-	return &m, nil
+	return m, bad, err
 }
 
 // EncodeVector writes v as little-endian float32s.
@@ -615,13 +734,6 @@ func DecodeVector(b []byte) ([]float32, error) {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v, nil
-}
-
-func nonNilMap(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
 }
 
 func nonNilSlice(s []string) []string {
@@ -687,11 +799,10 @@ func (s *Store) Tally(ctx context.Context, scope map[string]string) (Tally, erro
 		if err := rows.Scan(&typ, &fav, &model, &vec, &raw, &n); err != nil {
 			return t, fmt.Errorf("count memories: %w", err)
 		}
-		if in, err := scopeHolds(raw, scope); err != nil || !in {
-			if err != nil {
-				return t, fmt.Errorf("count memories: %w", err)
+		if len(scope) > 0 {
+			if sc, err := parseScope(raw); err != nil || !memory.Inside(sc, scope) {
+				continue // outside, or a bad row (doctor and the index report those)
 			}
-			continue
 		}
 		t.Memories += n
 		t.Types[typ] += n

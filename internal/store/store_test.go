@@ -26,6 +26,16 @@ func testMemory(id string) *memory.Memory {
 	}
 }
 
+// get1 is the memory id names in scope, or nil.
+func get1(t testing.TB, s *Store, scope map[string]string, id string) *memory.Memory {
+	t.Helper()
+	got, err := s.Get(context.Background(), scope, []string{id})
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
+	return got[id]
+}
+
 func openTemp(t testing.TB) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "e.db")
@@ -50,16 +60,13 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("Put seqs = %d..%d, want 1..2", first, last)
 	}
 	for _, w := range []*memory.Memory{want, plain} {
-		got, err := s.Get(ctx, w.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := get1(t, s, nil, w.ID)
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("Get(%s) =\n%+v\nwant\n%+v", w.ID, got, w)
 		}
 	}
-	if _, err := s.Get(ctx, "nope"); !errors.Is(err, memory.ErrNotFound) {
-		t.Errorf("Get(nope) err = %v, want ErrNotFound", err)
+	if got := get1(t, s, nil, "nope"); got != nil {
+		t.Errorf("Get(nope) = %+v", got)
 	}
 	deleted, _, _, err := s.Delete(ctx, nil, []string{"01A", "nope"})
 	if n := len(deleted); err != nil || n != 1 {
@@ -69,7 +76,8 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want3 := []Change{{1, "01A", OpPut}, {2, "01B", OpPut}, {3, "01A", OpDelete}}
+	t1 := `{"team":"t1"}`
+	want3 := []Change{{1, "01A", t1, OpPut}, {2, "01B", "{}", OpPut}, {3, "01A", t1, OpDelete}}
 	if !reflect.DeepEqual(ch, want3) {
 		t.Errorf("Changes = %v, want %v", ch, want3)
 	}
@@ -202,7 +210,7 @@ func TestSetEmbeddingsSkipsStale(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("SetEmbeddings = %d, %v; want 1", n, err)
 	}
-	got, _ := s.Get(ctx, "01")
+	got := get1(t, s, nil, "01")
 	if !reflect.DeepEqual(got.Embedding, e) {
 		t.Fatalf("embedding = %+v, want %+v", got.Embedding, e)
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
 )
 
 // Error codes: stable, part of the API contract.
@@ -23,6 +25,12 @@ const (
 	CodeTimeout          = "timeout"
 	CodeUnavailable      = "unavailable"
 	CodeInternal         = "internal"
+	// CodeAmbiguous: the id names several memories in scopes below the
+	// caller's and none in its own; the request names one with ?scope=.
+	CodeAmbiguous = "ambiguous"
+	// CodeUnsupportedMediaType: a body sent as text/plain or a form, which a
+	// browser may send cross-site without asking; JSON is application/json.
+	CodeUnsupportedMediaType = "unsupported_media_type"
 )
 
 // Error is an API error as it travels: {"error": {"code", "message"}}.
@@ -57,6 +65,10 @@ func toError(err error) (e *Error, ok bool) {
 		return errorf(http.StatusForbidden, CodeForbidden, "%s", err.Error()), true
 	case errors.Is(err, engram.ErrNotFound):
 		return errorf(http.StatusNotFound, CodeNotFound, "%s", err.Error()), true
+	case errors.Is(err, memory.ErrAmbiguous):
+		return errorf(http.StatusConflict, CodeAmbiguous, "%s", err.Error()), true
+	case errors.Is(err, engram.ErrLineTooLong):
+		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "%s", err.Error()), true
 	case errors.Is(err, engram.ErrInvalid), errors.Is(err, engram.ErrInvalidQuery):
 		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", err.Error()), true
 	case errors.Is(err, context.DeadlineExceeded):
@@ -65,21 +77,30 @@ func toError(err error) (e *Error, ok bool) {
 	return errorf(http.StatusInternalServerError, CodeInternal, "internal error (details are in the server log)"), false
 }
 
-// writeJSON writes v with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON writes v with status. v is encoded first, so a value that cannot
+// be encoded (a non-finite number) is answered 500 with an error body, never
+// a success status with an empty or cut body.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode the answer: %w", err)
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client may be gone; nothing left to tell it
+	_, _ = w.Write(buf.Bytes()) // the client may be gone; nothing left to tell it
+	return nil
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
 	if e.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
 	}
-	writeJSON(w, e.Status, ErrorBody{Error: e})
+	if err := writeJSON(w, e.Status, ErrorBody{Error: e}); err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+	}
 }

@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
 )
 
 //go:embed openapi.json
@@ -84,17 +87,48 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request, t *tenant, _ string
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, res)
-	return nil
+	return writeJSON(w, http.StatusCreated, res)
+}
+
+// within is the tenant's view for a request on one memory: narrowed by the
+// request's ?scope=k=v,... when given, which names one of several memories
+// with the id in scopes below the tenant's (by id, a view addresses its own
+// scope's memory first, else the only one inside it).
+func (t *tenant) within(r *http.Request) (Backend, error) {
+	raw := r.URL.Query().Get("scope")
+	if raw == "" {
+		return t.b, nil
+	}
+	scope, err := memory.ParseScope(raw)
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "query parameter scope: %v", err)
+	}
+	if err := t.owns(scope); err != nil {
+		return nil, err
+	}
+	n, ok := t.b.(interface {
+		Within(map[string]string) (*engram.Scoped, error)
+	})
+	if !ok {
+		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "query parameter scope is not supported here")
+	}
+	v, err := n.Within(scope)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
-	m, err := t.b.Get(r.Context(), id)
+	b, err := t.within(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, m)
-	return nil
+	m, err := b.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, m)
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
@@ -107,21 +141,27 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, t *tenant, id st
 			return err
 		}
 	}
-	m, err := t.b.Update(r.Context(), id, p)
+	b, err := t.within(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, m)
-	return nil
+	m, err := b.Update(r.Context(), id, p)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, m)
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
-	n, err := t.b.Delete(r.Context(), id)
+	b, err := t.within(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
-	return nil
+	n, err := b.Delete(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
 }
 
 // favoriteRequest is the body of POST /v1/memories/{id}/favorite: "favorite"
@@ -144,12 +184,15 @@ func (s *Server) favorite(w http.ResponseWriter, r *http.Request, t *tenant, id 
 		req.Favorite = req.On
 	}
 	on := req.Favorite == nil || *req.Favorite
-	m, err := t.b.Update(r.Context(), id, engram.Patch{Favorite: &on})
+	b, err := t.within(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, m)
-	return nil
+	m, err := b.Update(r.Context(), id, engram.Patch{Favorite: &on})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, m)
 }
 
 func (s *Server) touch(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
@@ -157,11 +200,14 @@ func (s *Server) touch(w http.ResponseWriter, r *http.Request, t *tenant, id str
 	if err := decodeBody(r, &req, true); err != nil {
 		return err
 	}
-	if err := t.b.Touch(r.Context(), id); err != nil {
+	b, err := t.within(r)
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"touched": 1})
-	return nil
+	if err := b.Touch(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]int{"touched": 1})
 }
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
@@ -179,8 +225,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, t *tenant, _ str
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return writeJSON(w, http.StatusOK, resp)
 }
 
 // InjectRequest is the body of POST /v1/inject: a user prompt, the filter
@@ -214,8 +259,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, t *tenant, _ str
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, inj)
-	return nil
+	return writeJSON(w, http.StatusOK, inj)
 }
 
 // BriefRequest is the body of POST /v1/brief: the filter fields and bounds.
@@ -241,8 +285,7 @@ func (s *Server) brief(w http.ResponseWriter, r *http.Request, t *tenant, _ stri
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, b)
-	return nil
+	return writeJSON(w, http.StatusOK, b)
 }
 
 func (s *Server) importJSONL(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
@@ -258,15 +301,45 @@ func (s *Server) importJSONL(w http.ResponseWriter, r *http.Request, t *tenant, 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return writeJSON(w, http.StatusOK, res)
 }
+
+// ExportCountTrailer is the HTTP trailer that ends a complete export: the
+// number of lines (memories) sent. A client that finds it missing, or not the
+// count it read, holds a cut export.
+const ExportCountTrailer = "Engram-Export-Count"
 
 func (s *Server) export(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
 	w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
-	return t.b.Export(r.Context(), w)
+	w.Header().Set("Trailer", ExportCountTrailer)
+	cw := &lineCounter{w: w}
+	if err := t.b.Export(r.Context(), cw); err != nil {
+		if cw.wrote {
+			// The stream has started: a clean end would look complete. Abort
+			// the connection so that the client sees the transfer fail.
+			s.log.Error("export failed mid-stream", "lines", cw.lines, "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		return err
+	}
+	w.Header().Set(ExportCountTrailer, strconv.Itoa(cw.lines))
+	return nil
+}
+
+// lineCounter counts the lines written through it.
+type lineCounter struct {
+	w     io.Writer
+	lines int
+	wrote bool
+}
+
+func (c *lineCounter) Write(b []byte) (int, error) {
+	c.wrote = c.wrote || len(b) > 0
+	n, err := c.w.Write(b)
+	c.lines += bytes.Count(b[:n], []byte{'\n'})
+	return n, err
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
@@ -274,21 +347,18 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request, t *tenant, _ stri
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return writeJSON(w, http.StatusOK, st)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ *tenant, _ string) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ *tenant, _ string) error {
 	if !s.ready.Load() {
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "not ready: the server is shutting down")
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	return nil
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 func (s *Server) openapi(w http.ResponseWriter, _ *http.Request, _ *tenant, _ string) error {

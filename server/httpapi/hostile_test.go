@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/engram-memory/engram"
 )
 
 // TestHostileInput: every bad request gets a clear 4xx JSON error with a
@@ -111,25 +116,60 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
-// FuzzDecodeSearch feeds arbitrary bodies to the search route: only 2xx or
-// 4xx answers, never a 5xx or a panic.
+// FuzzDecodeSearch feeds arbitrary bodies to the JSON routes, as a sequence
+// of requests on one store that keeps what earlier inputs wrote: add, search,
+// inject, brief, then PATCH, favorite and touch of what was added, stats and
+// export. Every answer is a 2xx or a 4xx, never a 5xx or a panic, and every
+// 2xx has a body that is JSON (JSONL for the export) and not empty.
 func FuzzDecodeSearch(f *testing.F) {
 	db := openDB(f, false)
 	s, err := New(db, Config{MaxBodyBytes: 1 << 16})
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, seed := range []string{`{"query": "x"}`, `{"query": "x", "limit": -1}`, `{}`, `[]`, `{"scope": {"a": "b"}, "query": "y"}`, "\xff"} {
+	for _, seed := range []string{`{"query": "x"}`, `{"query": "x", "limit": -1}`, `{}`, `[]`, `{"scope": {"a": "b"}, "query": "y"}`, "\xff",
+		`{"text": "a", "uses": 9223372036854775807}`, `{"query": "x", "vector_weight": 1e308}`, `{"text": "b", "created_at": "2500-01-01T00:00:00Z"}`,
+		`{"text": "c", "id": "fixed", "demand": 1e300, "demand_at": "2020-01-01T00:00:00Z"}`, `{"query": "x", "since": "0001-01-01T00:00:00Z"}`,
+		`{"memories": [{"text": "d", "id": "d1"}, {"text": "e", "id": "d1"}]}`, `{"prompt": "x", "min_relevance": 0}`, `{"on": false}`} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, path := range []string{"/v1/search", "/v1/memories", "/v1/inject", "/v1/brief"} {
-			req, _ := http.NewRequest("POST", "http://127.0.0.1"+path, strings.NewReader(string(body)))
-			w := httptest.NewRecorder()
-			s.ServeHTTP(w, req)
-			if w.Code >= 500 {
-				t.Fatalf("%s %q: %d %s", path, body, w.Code, w.Body.String())
+	serve := func(t *testing.T, method, path string, body []byte) *httptest.ResponseRecorder {
+		req, _ := http.NewRequest(method, "http://127.0.0.1"+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("%s %s %q: %d %s", method, path, body, w.Code, w.Body.String())
+		}
+		if w.Code < 300 {
+			b := bytes.TrimSpace(w.Body.Bytes())
+			if len(b) == 0 && path != "/v1/export" {
+				t.Fatalf("%s %s %q: %d with an empty body", method, path, body, w.Code)
+			}
+			for _, line := range bytes.Split(b, []byte("\n")) {
+				if len(line) > 0 && !json.Valid(line) {
+					t.Fatalf("%s %s %q: %d with a body that is not JSON: %q", method, path, body, w.Code, line)
+				}
 			}
 		}
+		return w
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, path := range []string{"/v1/search", "/v1/inject", "/v1/brief"} {
+			serve(t, "POST", path, body)
+		}
+		added := serve(t, "POST", "/v1/memories", body)
+		var res engram.AddResult
+		if added.Code == http.StatusCreated && json.Unmarshal(added.Body.Bytes(), &res) == nil {
+			for _, id := range res.IDs {
+				p := "/v1/memories/" + url.PathEscape(id)
+				serve(t, "PATCH", p, body)
+				serve(t, "POST", p+"/favorite", body)
+				serve(t, "POST", p+"/touch", nil)
+				serve(t, "GET", p, nil)
+			}
+		}
+		serve(t, "GET", "/v1/stats", nil)
+		serve(t, "GET", "/v1/export", nil)
 	})
 }

@@ -117,12 +117,20 @@ func TestIsolation(t *testing.T) {
 			}
 		})
 	}
-	// A cannot take over B's id by writing it.
-	if r := call(t, c, base, "POST", "/v1/memories", keyA, map[string]any{"id": "b-secret", "text": "mine now"}); r.status != http.StatusBadRequest {
-		t.Errorf("A adding B's id: %d %s", r.status, r.body)
+	// A's write of B's id answers as for a free id and creates A's own
+	// memory: ids are per-tenant namespaces; B's is untouched.
+	if r := call(t, c, base, "POST", "/v1/memories", keyA, map[string]any{"id": "b-secret", "text": "mine now"}); r.status != http.StatusCreated {
+		t.Errorf("A adding B's id: %d %s, want 201 as for a free id", r.status, r.body)
 	}
-	if m, _ := db.Get(t.Context(), "b-secret"); m.Scope["team"] != "b" || strings.Contains(m.Text, "mine") {
-		t.Errorf("B's memory taken over: %+v", m)
+	if m, err := db.WithScope(map[string]string{"team": "b"}); err == nil {
+		if got, _ := m.Get(t.Context(), "b-secret"); got == nil || strings.Contains(got.Text, "mine") {
+			t.Errorf("B's memory taken over: %+v", got)
+		}
+	}
+	var mine engram.Memory
+	mustJSON(t, call(t, c, base, "GET", "/v1/memories/b-secret", keyA, nil), http.StatusOK, &mine)
+	if mine.Text != "mine now" || mine.Scope["team"] != "a" {
+		t.Errorf("A's b-secret: %+v", mine)
 	}
 	// A narrower scope inside A's own is fine, and B still sees only B's.
 	mustJSON(t, call(t, c, base, "POST", "/v1/memories", keyA, map[string]any{"text": "x", "scope": map[string]string{"team": "a", "user": "u1"}}), http.StatusCreated, nil)

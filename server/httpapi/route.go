@@ -2,6 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"io"
+	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -168,10 +172,21 @@ func (s *Server) serve(w *recorder, r *http.Request) error {
 	if r.ContentLength > limit {
 		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body is larger than %d bytes", limit)
 	}
+	if err := checkContentType(r, rt.body); err != nil {
+		return err
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	if rt.stream {
 		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Time{}) // not every writer supports it; the server's timeouts then apply
+		// A stream may take long, but a body must keep arriving: the read
+		// deadline moves with what has arrived (see paced), so a client
+		// trickling bytes cannot hold the request open past every timeout.
+		// Not every writer supports deadlines; the server's timeouts then apply.
+		if rt.body != bodyNone && rc.SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout)) == nil {
+			r.Body = &paced{ReadCloser: r.Body, rc: rc, start: time.Now(), grace: s.cfg.RequestTimeout}
+		} else {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
 		_ = rc.SetWriteDeadline(time.Time{})
 	} else {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
@@ -179,6 +194,60 @@ func (s *Server) serve(w *recorder, r *http.Request) error {
 		r = r.WithContext(ctx)
 	}
 	return rt.h(w, r, t, id)
+}
+
+// MinStreamRate is the slowest a streamed request body (an import) may
+// arrive, on average, once the request timeout's grace has passed.
+const MinStreamRate = 64 << 10 // bytes per second
+
+// paced is a request body whose read deadline is start + grace + what has
+// arrived / MinStreamRate: a body that keeps up is never cut, one that
+// trickles (a byte every few seconds) is, within the grace of falling behind.
+type paced struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	start time.Time
+	grace time.Duration
+	read  int64
+}
+
+func (p *paced) Read(b []byte) (int, error) {
+	due := p.start.Add(p.grace + time.Duration(p.read)*time.Second/MinStreamRate)
+	_ = p.rc.SetReadDeadline(due)
+	n, err := p.ReadCloser.Read(b)
+	p.read += int64(n)
+	if err == io.EOF {
+		_ = p.rc.SetReadDeadline(time.Time{}) // all in: the rest is the server's work
+	}
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		return n, errorf(http.StatusRequestTimeout, CodeTimeout, "the request body arrived slower than %d bytes a second", MinStreamRate)
+	}
+	return n, err
+}
+
+// checkContentType refuses a body sent with one of the types a browser may
+// send cross-site without asking first (text/plain, forms): a web page could
+// otherwise drive the API with a visitor's credentials or network position.
+// No type at all is accepted (curl, scripts).
+func checkContentType(r *http.Request, kind bodyKind) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || r.ContentLength == 0 {
+		return nil // no type, or an empty body, whatever its type
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type %q cannot be parsed", ct)
+	}
+	switch mt {
+	case "text/plain", "application/x-www-form-urlencoded", "multipart/form-data":
+		want := "application/json"
+		if kind == bodyJSONL {
+			want = "application/x-ndjson"
+		}
+		return errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "Content-Type %s is refused; send %s", mt, want)
+	}
+	return nil
 }
 
 // recorder remembers whether the response has started, its status and how

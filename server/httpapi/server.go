@@ -107,8 +107,10 @@ func New(db *engram.DB, cfg Config) (*Server, error) {
 		if len(k.Key) < MinKeyLength {
 			return nil, fmt.Errorf("%w: key %d: shorter than %d bytes", engram.ErrInvalid, i+1, MinKeyLength)
 		}
-		if strings.ContainsAny(k.Key, " \t\r\n") {
-			return nil, fmt.Errorf("%w: key %d: contains whitespace", engram.ErrInvalid, i+1)
+		if j := strings.IndexFunc(k.Key, func(r rune) bool { return r < 0x21 || r > 0x7e }); j >= 0 {
+			// An Authorization header carries visible ASCII only: a key with a
+			// space, NUL, NBSP or any other character could never be sent.
+			return nil, fmt.Errorf("%w: key %d: character %q at byte %d; a key is printable ASCII without whitespace", engram.ErrInvalid, i+1, []rune(k.Key[j:])[0], j)
 		}
 		view, err := db.WithScope(k.Scope)
 		if err != nil {
@@ -121,12 +123,56 @@ func New(db *engram.DB, cfg Config) (*Server, error) {
 		seen[h] = i
 		s.keys = append(s.keys, compiledKey{hash: h, t: &tenant{b: view, scope: view.Scope()}})
 	}
+	if err := checkKeyScopes(cfg.Keys); err != nil {
+		return nil, err
+	}
 	if len(s.keys) == 0 {
 		s.open = &tenant{b: db}
 	}
 	s.routes = s.routeTable()
 	s.ready.Store(true)
 	return s, nil
+}
+
+// checkKeyScopes refuses key sets in which two keys' scopes overlap without
+// nesting, such as {"team":"b"} and {"user":"u1"}: a memory of scope
+// {"team":"b","user":"u1"} would be inside both, so either key could plant
+// memories in the other's briefings and searches, or change and delete the
+// other's. Scopes that conflict on a key (team=a, team=b) see disjoint
+// memories; nested scopes are parent and child, and a parent sees (and may
+// write) its children's memories, as a child never sees its parent's.
+func checkKeyScopes(keys []Key) error {
+	for i := range keys {
+		for j := i + 1; j < len(keys); j++ {
+			a, b := keys[i].Scope, keys[j].Scope
+			if !compatible(a, b) || memory.Inside(a, b) || memory.Inside(b, a) {
+				continue
+			}
+			union := map[string]string{}
+			for k, v := range a {
+				union[k] = v
+			}
+			for k, v := range b {
+				union[k] = v
+			}
+			return fmt.Errorf("%w: keys %d (scope %s) and %d (scope %s) overlap without nesting: a memory of scope %s "+
+				"would belong to both, so each could write into the other's view; give them scopes that differ in one "+
+				"key's value (team=a and team=b) or that nest (team=a and team=a,user=u1)",
+				engram.ErrInvalid, i+1, memory.FormatScope(a), j+1, memory.FormatScope(b), memory.FormatScope(union))
+		}
+	}
+	return nil
+}
+
+// compatible reports whether no key of a and b has two different values: a
+// memory can then lie inside both.
+func compatible(a, b map[string]string) bool {
+	for k, v := range a {
+		if w, ok := b[k]; ok && w != v {
+			return false
+		}
+	}
+	return true
 }
 
 func setDefaults(c *Config) {

@@ -172,6 +172,18 @@ func TestNewRefusesBadKeys(t *testing.T) {
 		{"duplicate", []Key{testKeys[0], {Key: keyA, Scope: map[string]string{"team": "c"}}}, "repeats key 1"},
 		{"invalid scope", []Key{{Key: keyA, Scope: map[string]string{"team": "a,b"}}}, "value must be non-empty"},
 		{"whitespace", []Key{{Key: keyA + " x", Scope: map[string]string{"team": "a"}}}, "whitespace"},
+		{"NUL", []Key{{Key: keyA + "\x00", Scope: map[string]string{"team": "a"}}}, "printable ASCII"},
+		{"NBSP", []Key{{Key: keyA + "\u00a0", Scope: map[string]string{"team": "a"}}}, "printable ASCII"},
+		// Issue 14 item 3: team b could plant memories for user u1.
+		{"overlap without nesting", []Key{
+			{Key: keyA, Scope: map[string]string{"team": "b"}},
+			{Key: keyB, Scope: map[string]string{"user": "u1"}},
+			{Key: keyA + "-p", Scope: map[string]string{"project": "p1"}},
+		}, "keys 1 (scope team=b) and 2 (scope user=u1) overlap without nesting: a memory of scope team=b,user=u1"},
+		{"overlap on two keys", []Key{
+			{Key: keyA, Scope: map[string]string{"team": "a", "user": "u1"}},
+			{Key: keyB, Scope: map[string]string{"team": "a", "project": "p"}},
+		}, "overlap without nesting"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,6 +192,23 @@ func TestNewRefusesBadKeys(t *testing.T) {
 				t.Fatalf("err %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestKeySetsThatNest: scopes that nest (a parent and its children) or
+// conflict on a key (two teams) are accepted; so are two keys of one scope.
+func TestKeySetsThatNest(t *testing.T) {
+	db := openDB(t, false)
+	keys := []Key{
+		{Key: keyA, Scope: map[string]string{"team": "a"}},
+		{Key: keyA + "-u1", Scope: map[string]string{"team": "a", "user": "u1"}},
+		{Key: keyA + "-u2", Scope: map[string]string{"team": "a", "user": "u2"}},
+		{Key: keyB, Scope: map[string]string{"team": "b"}},
+		{Key: keyB + "-2", Scope: map[string]string{"team": "b"}},
+		{Key: keyB + "-p", Scope: map[string]string{"team": "b", "project": "p", "user": "u1"}},
+	}
+	if _, err := New(db, Config{Keys: keys}); err != nil {
+		t.Fatal(err)
 	}
 }
 

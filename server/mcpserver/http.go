@@ -1,12 +1,15 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -80,6 +83,25 @@ func HTTPHandler(resolve Resolver, opts HTTPOptions) http.Handler {
 			writeError(w, http.StatusInternalServerError, "internal", "no backend for this request")
 			return
 		}
+		if r.Method == http.MethodPost {
+			// A body that is not JSON gets a JSON-RPC parse error (the SDK
+			// answers it with plain text); the rest is the SDK's to judge.
+			data, err := io.ReadAll(r.Body)
+			if err != nil {
+				var mb *http.MaxBytesError
+				if errors.As(err, &mb) {
+					writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the body is larger than %d bytes", mb.Limit))
+					return
+				}
+				writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: reading the body: "+err.Error())
+				return
+			}
+			if !json.Valid(data) {
+				writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: the body is not JSON")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(data))
+		}
 		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), backendKey{}, b)))
 	})
 }
@@ -90,6 +112,18 @@ func Fixed(b Backend) Resolver {
 }
 
 type backendKey struct{}
+
+// writeRPCError answers with a JSON-RPC error (id null: the request's id is
+// unknown), as a JSON-RPC client expects of an MCP endpoint.
+func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(struct {
+		JSONRPC string        `json:"jsonrpc"`
+		ID      any           `json:"id"`
+		Error   jsonrpc.Error `json:"error"`
+	}{"2.0", nil, jsonrpc.Error{Code: code, Message: msg}})
+}
 
 // writeError answers with the API's JSON error shape.
 func writeError(w http.ResponseWriter, status int, code, msg string) {

@@ -147,3 +147,38 @@ func TestHTTPFixed(t *testing.T) {
 	t.Cleanup(srv.Close)
 	exercise(t, connectHTTP(t, srv.URL, "ignored"))
 }
+
+// TestHTTPBadJSON: a body that is not JSON gets a JSON-RPC parse error (code
+// -32700, id null) as JSON, not the SDK's plain text; valid requests still
+// reach the SDK.
+func TestHTTPBadJSON(t *testing.T) {
+	db := openDB(t)
+	ts := httptest.NewServer(HTTPHandler(Fixed(db), HTTPOptions{}))
+	defer ts.Close()
+	for _, body := range []string{"{not json", "", "\xff"} {
+		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			JSONRPC string `json:"jsonrpc"`
+			ID      any    `json:"id"`
+			Error   struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusBadRequest || got.JSONRPC != "2.0" || got.ID != nil || got.Error.Code != -32700 {
+			t.Fatalf("body %q: %d %+v (%v)", body, resp.StatusCode, got, err)
+		}
+	}
+	cs := connectHTTP(t, ts.URL, "")
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatalf("a valid session after bad bodies: %v", err)
+	}
+}

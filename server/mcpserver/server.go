@@ -6,6 +6,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -93,14 +94,14 @@ func New(b Backend, opts Options) *mcp.Server {
 }
 
 // ServeIO serves b over a line-delimited JSON-RPC stream (stdio: r is stdin,
-// w stdout) until the client disconnects or ctx ends. Nothing else may write
-// to w.
+// w stdout) until the input ends or ctx does. A line that is not a JSON-RPC
+// message is answered with a JSON-RPC error and the session goes on; at the
+// end of the input the answers to the calls already read are written first
+// (see stdio.go). Nothing else may write to w.
 func ServeIO(ctx context.Context, b Backend, opts Options, r io.Reader, w io.Writer) error {
-	t := &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
-	return New(b, opts).Run(ctx, t)
+	err := New(b, opts).Run(ctx, &lineTransport{r: r, w: w})
+	if errors.Is(err, io.EOF) {
+		return nil // the client closed its end: the normal way a session ends
+	}
+	return err
 }
-
-// nopWriteCloser leaves closing the stream to its owner.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// writeV1 makes a schema-1 file as the last build before ids became per-scope
+// namespaces wrote it: memories keyed by id, a change log without scopes.
+func writeV1(t *testing.T, path string, rows ...*memory.Memory) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	stmts := schemaV1 + fmt.Sprintf("\nPRAGMA application_id = %d;\nPRAGMA user_version = 1;", applicationID)
+	if _, err := db.Exec(stmts); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rows {
+		args, err := rowArgs(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO memories (`+memoryColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO changes (id, op) VALUES (?, 'put')`, m.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A scope written by hand, not in canonical form.
+	if _, err := db.Exec(`UPDATE memories SET scope = '{ "user":"u1", "team":"t1" }' WHERE id = 'hand'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrateV1InPlace: a schema-1 file is upgraded in place on open: every
+// row kept as it was (a hand-written scope made canonical), the old change
+// log kept (its entries name no scope), and the file then holds the same id
+// in two scopes.
+func TestMigrateV1InPlace(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	a, hand := testMemory("a"), testMemory("hand")
+	writeV1(t, path, a, hand)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
+		t.Fatalf("schema after open: %d, %v; want %d", v, err, SchemaVersion)
+	}
+	if got := get1(t, s, nil, "a"); !reflect.DeepEqual(got, a) {
+		t.Fatalf("a after the migration:\n%+v\nwant\n%+v", got, a)
+	}
+	want := *hand
+	want.Scope = t1u1
+	if got := get1(t, s, t1u1, "hand"); !reflect.DeepEqual(got, &want) {
+		t.Fatalf("the hand-written scope after the migration:\n%+v\nwant\n%+v", got, &want)
+	}
+	ch, err := s.Changes(ctx, 0, 10)
+	if err != nil || len(ch) != 2 || ch[0].Scope != "" || ch[0].Key() != "" {
+		t.Fatalf("old change log: %+v, %v", ch, err)
+	}
+	other := testMemory("a")
+	other.Scope = t2
+	if _, _, err := s.Put(ctx, nil, []*memory.Memory{other}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Count(ctx); n != 3 {
+		t.Fatalf("after writing a in another scope: %d memories, want 3", n)
+	}
+	// Opening again does nothing more.
+	s2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+}
+
+// TestOpenBadHeaders: a damaged schema version is a clear error, never a
+// panic or a confusing migration failure.
+func TestOpenBadHeaders(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		version int
+		want    error
+		says    string
+	}{
+		{"negative", -1, ErrDamaged, "negative"},
+		{"zero on a file with tables", 0, ErrDamaged, "is 0 but the file holds"},
+		{"newer", SchemaVersion + 1, ErrNewerSchema, "this build knows up to"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, path := openTemp(t)
+			if _, err := s.db.Exec(fmt.Sprintf("PRAGMA user_version = %d", c.version)); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			s, err := Open(ctx, path)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened")
+			}
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("Open = %v; want %v saying %q", err, c.want, c.says)
+			}
+		})
+	}
+}
+
+// TestOpenNotAFile: paths that are not regular files are refused at once
+// with ErrBadPath, a FIFO included (opening one would block forever).
+func TestOpenNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/null", dir} {
+		s, err := Open(context.Background(), p)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%s) succeeded", p)
+		}
+		if !errors.Is(err, ErrBadPath) {
+			t.Fatalf("Open(%s) = %v, want ErrBadPath", p, err)
+		}
+	}
+}
+
+// TestStaleSnapshotTemps is in internal/mirror; TestReadOnly needs a user
+// that permissions apply to, see readonly_test.go.
+
+func TestMain(m *testing.M) {
+	if os.Getenv(readOnlyChildEnv) != "" {
+		os.Exit(readOnlyChild())
+	}
+	os.Exit(m.Run())
+}
