@@ -27,9 +27,12 @@ type gemm struct {
 var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 
 // workspace is one goroutine's scratch: the packed A block, the packed B of
-// a call that did not pre-pack it, and a tile for the ragged edges.
+// a call that did not pre-pack it, a tile for the ragged edges, and the
+// same for low-precision products. Each worker owns one; callers take one
+// from a pool.
 type workspace struct {
 	a, b, tile []float32
+	low        lowWorkspace
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
@@ -75,11 +78,13 @@ func (g *gemm) run(ws *workspace) {
 	}
 	g.next.Store(0)
 	if threads > 1 {
-		dispatch(g, threads-1)
+		dispatch(g, &g.wg, threads-1)
 	}
 	g.work(ws)
 	g.wg.Wait()
 }
+
+func (g *gemm) done() { g.wg.Done() }
 
 // work takes chunks until none are left.
 func (g *gemm) work(ws *workspace) {

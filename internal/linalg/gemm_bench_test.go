@@ -3,6 +3,7 @@ package linalg
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -39,27 +40,80 @@ func BenchmarkKernel(b *testing.B) {
 	}
 }
 
-// BenchmarkPackedMatMulT is the linear layer with weights packed at load,
-// per kernel and thread count.
-func BenchmarkPackedMatMulT(b *testing.B) {
+// linearPath is one way to run a linear layer with a weight packed at load.
+type linearPath struct {
+	name string
+	// prepare packs w (n×k) with the path's kernel and returns the product.
+	prepare func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int)
+}
+
+func linearPaths() []linearPath {
+	var ps []linearPath
 	for _, kern := range testKernels() {
+		ps = append(ps, linearPath{"fp32-" + kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int) {
+			useKernel(tb, kern)
+			return PackB(w, n, k).MatMulT
+		}})
+	}
+	for _, kern := range bkernels() {
+		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int) {
+			useBF16Kernel(tb, kern)
+			return PackBF16(w, n, k).MatMulT
+		}})
+	}
+	for _, kern := range qkernels() {
+		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int) {
+			useInt8Kernel(tb, kern)
+			return QuantizeB(w, n, k).MatMulT
+		}})
+	}
+	return ps
+}
+
+// BenchmarkLinear is the linear layer with its weight packed at load, per
+// path (fp32 kernel, bf16, int8), thread count and model shape, in
+// float32-equivalent GFLOP/s. The portable kernels run only the small shapes.
+func BenchmarkLinear(b *testing.B) {
+	for _, path := range linearPaths() {
 		for _, threads := range []int{1, 2} {
 			for _, s := range benchShapes {
 				m, n, k := s[0], s[1], s[2]
-				b.Run(fmt.Sprintf("%s/threads=%d/m=%d/n=%d/k=%d", kern.name, threads, m, n, k), func(b *testing.B) {
-					useKernel(b, kern)
+				if strings.Contains(path.name, "generic") && m > 40 {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/threads=%d/m=%d/n=%d/k=%d", path.name, threads, m, n, k), func(b *testing.B) {
 					defer SetMaxThreads(SetMaxThreads(threads))
 					r := rand.New(rand.NewPCG(1, 2))
 					a, w := randMat(r, m*k), randMat(r, n*k)
-					p := PackB(w, n, k)
+					mul := path.prepare(b, w, n, k)
 					c := make([]float32, m*n)
+					mul(c, a, m)
 					b.ReportAllocs()
 					for b.Loop() {
-						p.MatMulT(c, a, m)
+						mul(c, a, m)
 					}
 					reportFlops(b, m, n, k)
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkKernelInt8 times one int8 micro-kernel call on L1-resident slivers.
+func BenchmarkKernelInt8(b *testing.B) {
+	for _, kern := range qkernels() {
+		const kc = 384
+		b.Run(kern.name, func(b *testing.B) {
+			a := make([]uint8, kc*kern.mr)
+			bb := make([]int8, kc*kern.nr)
+			c := make([]float32, kern.mr*kern.nr)
+			rs, cs := make([]float32, kern.mr), make([]float32, kern.nr)
+			comp := make([]int32, kern.nr)
+			b.ReportAllocs()
+			for b.Loop() {
+				kern.fn(kc/4, a, bb, c, kern.nr, rs, cs, comp, nil)
+			}
+			reportFlops(b, kern.mr, kern.nr, kc)
+		})
 	}
 }

@@ -249,7 +249,9 @@ func TestPanics(t *testing.T) {
 		{"a short", func() { MatMulT(make([]float32, 4), make([]float32, 3), make([]float32, 4), 2, 2, 2) }},
 		{"b long", func() { MatMulT(make([]float32, 4), make([]float32, 4), make([]float32, 5), 2, 2, 2) }},
 		{"c short", func() { MatMul(make([]float32, 3), make([]float32, 4), make([]float32, 4), 2, 2, 2) }},
-		{"bias", func() { MatMulTBias(make([]float32, 4), make([]float32, 4), make([]float32, 4), make([]float32, 1), 2, 2, 2) }},
+		{"bias", func() {
+			MatMulTBias(make([]float32, 4), make([]float32, 4), make([]float32, 4), make([]float32, 1), 2, 2, 2)
+		}},
 		{"negative", func() { MatMulT(nil, nil, nil, -1, 2, 2) }},
 		{"stride", func() { MatMulTStrided(make([]float32, 4), 1, make([]float32, 4), 2, make([]float32, 4), 2, 2, 2, 2) }},
 		{"strided short", func() { MatMulStrided(make([]float32, 4), 2, make([]float32, 6), 3, make([]float32, 4), 2, 2, 2, 3) }},

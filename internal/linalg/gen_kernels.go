@@ -50,6 +50,22 @@ var configs = []config{
 	{avx512, 6, 4, 4},
 }
 
+// int8Configs are the VNNI kernels: the same tiles over groups of four k
+// steps, u8 (A, shifted by 128) times s8 (B) summed into int32 lanes.
+var int8Configs = []config{
+	{avx512, 6, 4, 4},
+	{avx512, 12, 2, 4},
+	{avx512, 8, 3, 4},
+}
+
+// bf16Configs are the AVX512_BF16 kernels: the same tiles over pairs of k
+// steps, VDPBF16PS summing bf16 products into float32 lanes.
+var bf16Configs = []config{
+	{avx512, 6, 4, 4},
+	{avx512, 12, 2, 4},
+	{avx512, 8, 3, 4},
+}
+
 func main() {
 	var buf bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&buf, format+"\n", args...) }
@@ -60,6 +76,12 @@ func main() {
 	w(`#include "textflag.h"`)
 	for _, c := range configs {
 		emit(w, c)
+	}
+	for _, c := range int8Configs {
+		emitInt8(w, c)
+	}
+	for _, c := range bf16Configs {
+		emitBF16(w, c)
 	}
 	if err := os.WriteFile("kernel_amd64.s", buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -181,4 +203,237 @@ func log2(u int) int {
 		log.Fatalf("unroll %d is not a power of two", u)
 	}
 	return n
+}
+
+func (c config) int8Name() string {
+	return fmt.Sprintf("kernVNNI_%dx%d", c.mr, c.nr())
+}
+
+// emitInt8 writes a VNNI kernel. Per group of four k steps a holds mr
+// dwords (four u8 each) and b nr dwords (four s8 each); the int32 tile is
+// then dequantised: c[i][j] = (acc − comp[j])·colScale[j]·rowScale[i] (+ bias[j]).
+func emitInt8(w func(string, ...any), c config) {
+	r := c.isa.reg
+	nacc := c.mr * c.nv
+	nb := c.nv
+	bcast := []int{nb, nb + 1}
+	first := nb + 2
+	if first+nacc > c.isa.regs {
+		log.Fatalf("%s: needs %d registers", c.int8Name(), first+nacc)
+	}
+	acc := func(i, v int) string { return fmt.Sprintf("%s%d", r, first+i*c.nv+v) }
+	breg := func(v int) string { return fmt.Sprintf("%s%d", r, v) }
+	areg := func(i int) string { return fmt.Sprintf("%s%d", r, bcast[i%2]) }
+	mrBytes := c.mr * 4
+	nrBytes := c.nr() * 4
+	vb := c.isa.width * 4
+
+	w("")
+	w("// func %s(kc4 int, a []uint8, b []int8, c []float32, ldc int, rowScale, colScale []float32, comp []int32, bias []float32)", c.int8Name())
+	w("// %d×%d int32 tile in %d %s registers over kc4 groups of four k steps,", c.mr, c.nr(), nacc, r)
+	w("// dequantised into c; bias is added unless it is empty.")
+	w("TEXT ·%s(SB), NOSPLIT, $0-184", c.int8Name())
+	w("\tMOVQ kc4+0(FP), CX")
+	w("\tMOVQ a_base+8(FP), SI")
+	w("\tMOVQ b_base+32(FP), DI")
+	w("\tMOVQ c_base+56(FP), DX")
+	w("\tMOVQ ldc+80(FP), R8")
+	w("\tSHLQ $2, R8")
+	for i := 0; i < c.mr; i++ {
+		for v := 0; v < c.nv; v++ {
+			a := acc(i, v)
+			w("\tVPXORD %s, %s, %s", a, a, a)
+		}
+	}
+	step := func(p int) {
+		for v := 0; v < c.nv; v++ {
+			w("\tVMOVDQU32 %d(DI), %s", p*nrBytes+v*vb, breg(v))
+		}
+		for i := 0; i < c.mr; i++ {
+			w("\tVPBROADCASTD %d(SI), %s", p*mrBytes+i*4, areg(i))
+			for v := 0; v < c.nv; v++ {
+				w("\tVPDPBUSD %s, %s, %s", breg(v), areg(i), acc(i, v))
+			}
+		}
+	}
+	w("\tMOVQ CX, BX")
+	w("\tSHRQ $%d, BX", log2(c.u))
+	w("\tJZ   tail")
+	w("loop:")
+	for p := 0; p < c.u; p++ {
+		step(p)
+	}
+	w("\tADDQ $%d, SI", c.u*mrBytes)
+	w("\tADDQ $%d, DI", c.u*nrBytes)
+	w("\tDECQ BX")
+	w("\tJNZ  loop")
+	w("tail:")
+	w("\tANDQ $%d, CX", c.u-1)
+	w("\tJZ   store")
+	w("loop1:")
+	step(0)
+	w("\tADDQ $%d, SI", mrBytes)
+	w("\tADDQ $%d, DI", nrBytes)
+	w("\tDECQ CX")
+	w("\tJNZ  loop1")
+	w("store:")
+	w("\tMOVQ rowScale_base+88(FP), AX")
+	w("\tMOVQ colScale_base+112(FP), R9")
+	w("\tMOVQ comp_base+136(FP), R10")
+	w("\tMOVQ bias_base+160(FP), R11")
+	w("\tMOVQ bias_len+168(FP), BX")
+	for i := 0; i < c.mr; i++ {
+		w("\tVBROADCASTSS %d(AX), %s", i*4, breg(0))
+		for v := 0; v < c.nv; v++ {
+			a := acc(i, v)
+			w("\tVPSUBD %d(R10), %s, %s", v*vb, a, a)
+			w("\tVCVTDQ2PS %s, %s", a, a)
+			w("\tVMULPS %d(R9), %s, %s", v*vb, a, a)
+			w("\tVMULPS %s, %s, %s", breg(0), a, a)
+		}
+	}
+	w("\tTESTQ BX, BX")
+	w("\tJZ    nobias")
+	for i := 0; i < c.mr; i++ {
+		for v := 0; v < c.nv; v++ {
+			a := acc(i, v)
+			w("\tVADDPS %d(R11), %s, %s", v*vb, a, a)
+		}
+	}
+	w("nobias:")
+	for i := 0; i < c.mr; i++ {
+		for v := 0; v < c.nv; v++ {
+			w("\tVMOVUPS %s, %d(DX)", acc(i, v), v*vb)
+		}
+		if i < c.mr-1 {
+			w("\tADDQ R8, DX")
+		}
+	}
+	w("\tVZEROUPPER")
+	w("\tRET")
+}
+
+func (c config) bf16Name() string {
+	return fmt.Sprintf("kernBF16_%dx%d", c.mr, c.nr())
+}
+
+// vdpbf16ps encodes VDPBF16PS zmm(dst), zmm(src1), zmm(src2) (dst += the
+// pairwise bf16 products of src1 and src2), which the Go assembler does not
+// know: EVEX.512.F3.0F38.W0 52 /r, register operands only.
+func vdpbf16ps(dst, src1, src2 int) string {
+	p0 := 0x02 // map 0F38
+	if dst&8 == 0 {
+		p0 |= 0x80 // R̄
+	}
+	if src2&16 == 0 {
+		p0 |= 0x40 // X̄ (rm bit 4)
+	}
+	if src2&8 == 0 {
+		p0 |= 0x20 // B̄
+	}
+	if dst&16 == 0 {
+		p0 |= 0x10 // R̄′
+	}
+	p1 := 0x06 | (^src1&15)<<3 // W0, v̄vvv, pp = F3
+	p2 := 0x40                 // 512-bit
+	if src1&16 == 0 {
+		p2 |= 0x08 // V̄′
+	}
+	modrm := 0xC0 | (dst&7)<<3 | src2&7
+	return fmt.Sprintf("BYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x52; BYTE $0x%02x // VDPBF16PS Z%d, Z%d, Z%d",
+		p0, p1, p2, modrm, src2, src1, dst)
+}
+
+// emitBF16 writes a bf16 kernel: per pair of k steps a holds mr dwords (two
+// bf16 each) and b nr dwords; the float32 tile is stored (mode 0) or stored
+// plus bias (mode 2).
+func emitBF16(w func(string, ...any), c config) {
+	r := c.isa.reg
+	nacc := c.mr * c.nv
+	nb := c.nv
+	bcast := []int{nb, nb + 1}
+	first := nb + 2
+	if first+nacc > c.isa.regs {
+		log.Fatalf("%s: needs %d registers", c.bf16Name(), first+nacc)
+	}
+	accN := func(i, v int) int { return first + i*c.nv + v }
+	acc := func(i, v int) string { return fmt.Sprintf("%s%d", r, accN(i, v)) }
+	breg := func(v int) string { return fmt.Sprintf("%s%d", r, v) }
+	mrBytes := c.mr * 4
+	nrBytes := c.nr() * 4
+	vb := c.isa.width * 4
+
+	w("")
+	w("// func %s(kc2 int, a, b []uint16, c []float32, ldc, mode int, bias []float32)", c.bf16Name())
+	w("// %d×%d float32 tile in %d %s registers over kc2 pairs of k steps.", c.mr, c.nr(), nacc, r)
+	w("// mode 0 stores the tile, 2 stores it plus bias[0:%d] in every row.", c.nr())
+	w("TEXT ·%s(SB), NOSPLIT, $0-120", c.bf16Name())
+	w("\tMOVQ kc2+0(FP), CX")
+	w("\tMOVQ a_base+8(FP), SI")
+	w("\tMOVQ b_base+32(FP), DI")
+	w("\tMOVQ c_base+56(FP), DX")
+	w("\tMOVQ ldc+80(FP), R8")
+	w("\tSHLQ $2, R8")
+	for i := 0; i < c.mr; i++ {
+		for v := 0; v < c.nv; v++ {
+			a := acc(i, v)
+			w("\tVPXORD %s, %s, %s", a, a, a)
+		}
+	}
+	step := func(p int) {
+		for v := 0; v < c.nv; v++ {
+			w("\tVMOVDQU32 %d(DI), %s", p*nrBytes+v*vb, breg(v))
+		}
+		for i := 0; i < c.mr; i++ {
+			a := bcast[i%2]
+			w("\tVPBROADCASTD %d(SI), %s%d", p*mrBytes+i*4, r, a)
+			for v := 0; v < c.nv; v++ {
+				w("\t%s", vdpbf16ps(accN(i, v), a, v))
+			}
+		}
+	}
+	w("\tMOVQ CX, BX")
+	w("\tSHRQ $%d, BX", log2(c.u))
+	w("\tJZ   tail")
+	w("loop:")
+	for p := 0; p < c.u; p++ {
+		step(p)
+	}
+	w("\tADDQ $%d, SI", c.u*mrBytes)
+	w("\tADDQ $%d, DI", c.u*nrBytes)
+	w("\tDECQ BX")
+	w("\tJNZ  loop")
+	w("tail:")
+	w("\tANDQ $%d, CX", c.u-1)
+	w("\tJZ   store")
+	w("loop1:")
+	step(0)
+	w("\tADDQ $%d, SI", mrBytes)
+	w("\tADDQ $%d, DI", nrBytes)
+	w("\tDECQ CX")
+	w("\tJNZ  loop1")
+	w("store:")
+	w("\tMOVQ mode+88(FP), AX")
+	w("\tCMPQ AX, $2")
+	w("\tJNE  nobias")
+	w("\tMOVQ bias_base+96(FP), AX")
+	for v := 0; v < c.nv; v++ {
+		w("\tVMOVUPS %d(AX), %s", v*vb, breg(v))
+	}
+	for i := 0; i < c.mr; i++ {
+		for v := 0; v < c.nv; v++ {
+			w("\tVADDPS %s, %s, %s", breg(v), acc(i, v), acc(i, v))
+		}
+	}
+	w("nobias:")
+	for i := 0; i < c.mr; i++ {
+		for v := 0; v < c.nv; v++ {
+			w("\tVMOVUPS %s, %d(DX)", acc(i, v), v*vb)
+		}
+		if i < c.mr-1 {
+			w("\tADDQ R8, DX")
+		}
+	}
+	w("\tVZEROUPPER")
+	w("\tRET")
 }

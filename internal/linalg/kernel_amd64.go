@@ -46,3 +46,79 @@ func kernels() []*kernel {
 	}
 	return append(ks, generic)
 }
+
+//go:noescape
+func kernVNNI_6x64(kc4 int, a []uint8, b []int8, c []float32, ldc int, rowScale, colScale []float32, comp []int32, bias []float32)
+
+//go:noescape
+func kernVNNI_12x32(kc4 int, a []uint8, b []int8, c []float32, ldc int, rowScale, colScale []float32, comp []int32, bias []float32)
+
+//go:noescape
+func kernVNNI_8x48(kc4 int, a []uint8, b []int8, c []float32, ldc int, rowScale, colScale []float32, comp []int32, bias []float32)
+
+var hasVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI
+
+// qkernels lists the int8 micro-kernels this machine can run, best first.
+func qkernels() []*qkernel {
+	var ks []*qkernel
+	if hasVNNI {
+		ks = append(ks,
+			&qkernel{name: "vnni-6x64", mr: 6, nr: 64, fn: kernVNNI_6x64},
+			&qkernel{name: "vnni-12x32", mr: 12, nr: 32, fn: kernVNNI_12x32},
+			&qkernel{name: "vnni-8x48", mr: 8, nr: 48, fn: kernVNNI_8x48})
+	}
+	return append(ks, qgeneric)
+}
+
+// quantRowAVX512 is in quant_amd64.s.
+//
+//go:noescape
+func quantRowAVX512(dst []uint8, src []float32) float32
+
+// useQuantAsm selects quantRowAVX512; tests turn it off.
+var useQuantAsm = cpu.X86.HasAVX512F
+
+// quantizeRow sets dst[p] = round(src[p]/s) + 128 and returns s = max|src|/127.
+func quantizeRow(dst []uint8, src []float32) float32 {
+	if useQuantAsm && len(src) > 0 {
+		return quantRowAVX512(dst, src)
+	}
+	return quantizeRowGeneric(dst, src)
+}
+
+//go:noescape
+func kernBF16_6x64(kc2 int, a, b []uint16, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernBF16_12x32(kc2 int, a, b []uint16, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernBF16_8x48(kc2 int, a, b []uint16, c []float32, ldc, mode int, bias []float32)
+
+var hasBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+
+// bkernels lists the bf16 micro-kernels this machine can run, best first.
+func bkernels() []*bkernel {
+	var ks []*bkernel
+	if hasBF16 {
+		ks = append(ks,
+			&bkernel{name: "bf16-6x64", mr: 6, nr: 64, fn: kernBF16_6x64},
+			&bkernel{name: "bf16-12x32", mr: 12, nr: 32, fn: kernBF16_12x32},
+			&bkernel{name: "bf16-8x48", mr: 8, nr: 48, fn: kernBF16_8x48})
+	}
+	return append(ks, bgeneric)
+}
+
+// toBF16RowAVX512 is in quant_amd64.s.
+//
+//go:noescape
+func toBF16RowAVX512(dst []uint16, src []float32)
+
+// toBF16Row rounds src to bf16 into dst (len(dst) ≥ len(src)).
+func toBF16Row(dst []uint16, src []float32) {
+	if hasBF16 && len(src) > 0 {
+		toBF16RowAVX512(dst, src)
+		return
+	}
+	toBF16RowGeneric(dst, src)
+}

@@ -23,8 +23,15 @@ var (
 	maxThreads atomic.Int64 // 0: GOMAXPROCS
 
 	workerOnce sync.Once
-	workerCh   chan *gemm
+	workerCh   chan job
 )
+
+// A job is work cut into chunks that goroutines take in turn: work takes
+// chunks until none are left, then the worker calls done.
+type job interface {
+	work(ws *workspace)
+	done()
+}
 
 // SetMaxThreads caps the goroutines one product may use (n ≤ 0 means
 // GOMAXPROCS, the default) and returns the previous cap. Callers that
@@ -36,42 +43,48 @@ func SetMaxThreads(n int) int {
 	return int(maxThreads.Swap(int64(n)))
 }
 
-// threadsFor is how many goroutines a product of flops floating-point
+// threadsFor is how many goroutines a job of flops floating-point
 // operations should use.
 func threadsFor(flops int) int {
-	if flops < parMinFlops {
+	return threadsAbove(flops, parMinFlops)
+}
+
+// threadsAbove is how many goroutines a job of size should use: one per
+// unit of size, at most GOMAXPROCS or the SetMaxThreads cap.
+func threadsAbove(size, unit int) int {
+	if size < unit {
 		return 1
 	}
 	t := runtime.GOMAXPROCS(0)
 	if c := int(maxThreads.Load()); c > 0 {
 		t = min(t, c)
 	}
-	return max(1, min(t, flops/parMinFlops))
+	return max(1, min(t, size/unit))
 }
 
-// dispatch offers g to up to n idle workers; each one it reaches is counted
-// in g.wg and takes chunks alongside the caller.
-func dispatch(g *gemm, n int) {
+// dispatch offers j to up to n idle workers; wg counts each one it reaches,
+// which then takes chunks alongside the caller and calls j.done.
+func dispatch(j job, wg *sync.WaitGroup, n int) {
 	workerOnce.Do(startWorkers)
 	for range n {
-		g.wg.Add(1)
+		wg.Add(1)
 		select {
-		case workerCh <- g:
+		case workerCh <- j:
 		default:
-			g.wg.Done()
+			wg.Done()
 			return
 		}
 	}
 }
 
 func startWorkers() {
-	workerCh = make(chan *gemm)
+	workerCh = make(chan job)
 	for range max(runtime.NumCPU(), runtime.GOMAXPROCS(0)) - 1 {
 		go func() {
 			ws := new(workspace)
-			for g := range workerCh {
-				g.work(ws)
-				g.wg.Done()
+			for j := range workerCh {
+				j.work(ws)
+				j.done()
 			}
 		}()
 	}

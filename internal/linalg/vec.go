@@ -8,7 +8,11 @@ import (
 // GELU replaces every x[i] with GELU(x[i]) = x·Φ(x), the exact (erf) form
 // BERT uses, Φ being the standard normal CDF. With AVX2 it is within ~4e-7
 // relative of the exact value; the portable path computes it in float64.
-func GELU(x []float32) { gelu(x) }
+func GELU(x []float32) {
+	if len(x) > 0 {
+		runRows(opGELU, x, nil, nil, nil, min(len(x), 1024), 0, 0)
+	}
+}
 
 // geluGeneric is the portable GELU: x·½·erfc(−x/√2) in float64 (erfc rather
 // than 1+erf keeps the relative error small where GELU is tiny).
@@ -27,8 +31,8 @@ func Softmax(x []float32, cols int, scale float32) {
 	if cols <= 0 || len(x)%cols != 0 {
 		panic(fmt.Sprintf("linalg.Softmax: len(x) = %d is not a multiple of cols = %d", len(x), cols))
 	}
-	for r := 0; r < len(x); r += cols {
-		softmax(x[r:r+cols:r+cols], scale)
+	if len(x) > 0 {
+		runRows(opSoftmax, x, nil, nil, nil, cols, scale, 0)
 	}
 }
 
@@ -57,8 +61,8 @@ func softmaxGeneric(x []float32, scale float32) {
 // eps is 1e-12). It panics on mismatched lengths.
 func LayerNorm(x []float32, cols int, gamma, beta []float32, eps float32) {
 	checkNorm("LayerNorm", x, nil, cols, gamma, beta)
-	for r := 0; r < len(x); r += cols {
-		layerNormRow(x[r:r+cols:r+cols], gamma, beta, eps)
+	if len(x) > 0 {
+		runRows(opLayerNorm, x, nil, gamma, beta, cols, 0, eps)
 	}
 }
 
@@ -66,13 +70,8 @@ func LayerNorm(x []float32, cols int, gamma, beta []float32, eps float32) {
 // one pass over memory. res has the shape of x and is not changed.
 func AddLayerNorm(x, res []float32, cols int, gamma, beta []float32, eps float32) {
 	checkNorm("AddLayerNorm", x, res, cols, gamma, beta)
-	for r := 0; r < len(x); r += cols {
-		row := x[r : r+cols : r+cols]
-		add := res[r : r+cols : r+cols]
-		for i, v := range add {
-			row[i] += v
-		}
-		layerNormRow(row, gamma, beta, eps)
+	if len(x) > 0 {
+		runRows(opLayerNorm, x, res, gamma, beta, cols, 0, eps)
 	}
 }
 
@@ -87,10 +86,17 @@ func checkNorm(fn string, x, res []float32, cols int, gamma, beta []float32) {
 	}
 }
 
-// layerNormRow normalises one row. The mean and the variance (of x−μ, the
-// two-pass form, which does not cancel) are summed in float64.
-func layerNormRow(x, gamma, beta []float32, eps float32) {
+// layerNormGeneric normalises one row after adding res (nil: none). The
+// mean and the variance (of x−μ, the two-pass form, which does not cancel)
+// are summed in float64.
+func layerNormGeneric(x, res, gamma, beta []float32, eps float32) {
 	gamma, beta = gamma[:len(x)], beta[:len(x)]
+	if res != nil {
+		res = res[:len(x)]
+		for i, v := range res {
+			x[i] += v
+		}
+	}
 	var s float64
 	for _, v := range x {
 		s += float64(v)

@@ -288,3 +288,160 @@ div_tail:
 	VMASKMOVPS Y4, Y11, (DI)
 	VZEROUPPER
 	RET
+
+// SUMPD adds the eight floats of f (a Y register, fx its X half) to the
+// float64 accumulators s0 and s1; t is a Y scratch register.
+#define SUMPD(f, fx, s0, s1, t, tx) \
+	VCVTPS2PD    fx, t; \
+	VADDPD       t, s0, s0; \
+	VEXTRACTF128 $1, f, tx; \
+	VCVTPS2PD    tx, t; \
+	VADDPD       t, s1, s1
+
+// SQSUMPD adds the squares of the eight floats of f to s0 and s1.
+#define SQSUMPD(f, fx, s0, s1, t, tx) \
+	VCVTPS2PD    fx, t; \
+	VFMADD231PD  t, t, s0; \
+	VEXTRACTF128 $1, f, tx; \
+	VCVTPS2PD    tx, t; \
+	VFMADD231PD  t, t, s1
+
+// HSUMPD sets the low float64 of s0 to the sum of the lanes of s0 and s1.
+#define HSUMPD(s0, s0x, s1, s1x) \
+	VADDPD       s1, s0, s0; \
+	VEXTRACTF128 $1, s0, s1x; \
+	VADDPD       s1x, s0x, s0x; \
+	VPERMILPD    $1, s0x, s1x; \
+	VADDSD       s1x, s0x, s0x
+
+// func layerNormAVX2(x, res, gamma, beta []float32, eps float32)
+// Requires AVX2 and FMA; len(x) = len(gamma) = len(beta) ≥ 1 and res is
+// empty or as long as x. Sets x = LayerNorm(x + res)·gamma + beta with the
+// mean and the (two-pass) variance summed in float64.
+TEXT ·layerNormAVX2(SB), NOSPLIT, $0-100
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	MOVQ    res_base+24(FP), R8
+	MOVQ    res_len+32(FP), R9
+	MOVQ    gamma_base+48(FP), R10
+	MOVQ    beta_base+72(FP), R11
+	MOVQ    CX, DX
+	ANDQ    $7, DX
+	LEAQ    vmask<>+32(SB), AX
+	SHLQ    $2, DX
+	SUBQ    DX, AX
+	VMOVDQU (AX), Y11          // tail lanes
+	MOVQ    CX, BX
+	SHRQ    $3, BX             // full vectors
+
+	// Pass 1: x += res; Y0+Y1 = Σx in float64.
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   AX, AX
+	MOVQ   BX, DX
+	TESTQ  R9, R9
+	JZ     sum_test
+
+add_test:
+	TESTQ DX, DX
+	JZ    add_tail
+
+add_loop:
+	VMOVUPS (SI)(AX*4), Y4
+	VADDPS  (R8)(AX*4), Y4, Y4
+	VMOVUPS Y4, (SI)(AX*4)
+	SUMPD(Y4, X4, Y0, Y1, Y5, X5)
+	ADDQ    $8, AX
+	DECQ    DX
+	JNZ     add_loop
+
+add_tail:
+	VMASKMOVPS (SI)(AX*4), Y11, Y4
+	VMASKMOVPS (R8)(AX*4), Y11, Y5
+	VADDPS     Y5, Y4, Y4
+	VMASKMOVPS Y4, Y11, (SI)(AX*4)
+	SUMPD(Y4, X4, Y0, Y1, Y5, X5)
+	JMP        mean
+
+sum_test:
+	TESTQ DX, DX
+	JZ    sum_tail
+
+sum_loop:
+	VMOVUPS (SI)(AX*4), Y4
+	SUMPD(Y4, X4, Y0, Y1, Y5, X5)
+	ADDQ    $8, AX
+	DECQ    DX
+	JNZ     sum_loop
+
+sum_tail:
+	VMASKMOVPS (SI)(AX*4), Y11, Y4
+	SUMPD(Y4, X4, Y0, Y1, Y5, X5)
+
+mean:
+	HSUMPD(Y0, X0, Y1, X1)
+	CVTSQ2SD    CX, X6           // n
+	VDIVSD      X6, X0, X0       // mean (float64)
+	VCVTSD2SS   X0, X0, X7
+	VBROADCASTSS X7, Y7          // mean (float32)
+
+	// Pass 2: Y0+Y1 = Σ(x − mean)² in float64.
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   AX, AX
+	MOVQ   BX, DX
+	TESTQ  DX, DX
+	JZ     var_tail
+
+var_loop:
+	VMOVUPS (SI)(AX*4), Y4
+	VSUBPS  Y7, Y4, Y4
+	SQSUMPD(Y4, X4, Y0, Y1, Y5, X5)
+	ADDQ    $8, AX
+	DECQ    DX
+	JNZ     var_loop
+
+var_tail:
+	VMASKMOVPS (SI)(AX*4), Y11, Y4
+	VSUBPS     Y7, Y4, Y4
+	VANDPS     Y11, Y4, Y4
+	SQSUMPD(Y4, X4, Y0, Y1, Y5, X5)
+	HSUMPD(Y0, X0, Y1, X1)
+	VDIVSD      X6, X0, X0       // variance
+	VMOVSS      eps+96(FP), X5
+	VCVTSS2SD   X5, X5, X5
+	VADDSD      X5, X0, X0
+	VSQRTSD     X0, X0, X0
+	MOVQ        $0x3ff0000000000000, DX
+	MOVQ        DX, X5           // 1.0
+	VDIVSD      X0, X5, X0       // 1/√(var+eps)
+	VCVTSD2SS   X0, X0, X6
+	VBROADCASTSS X6, Y6
+
+	// Pass 3: x = (x − mean)·inv·gamma + beta.
+	XORQ  AX, AX
+	MOVQ  BX, DX
+	TESTQ DX, DX
+	JZ    norm_tail
+
+norm_loop:
+	VMOVUPS     (SI)(AX*4), Y4
+	VSUBPS      Y7, Y4, Y4
+	VMULPS      Y6, Y4, Y4
+	VMOVUPS     (R11)(AX*4), Y5
+	VFMADD231PS (R10)(AX*4), Y4, Y5
+	VMOVUPS     Y5, (SI)(AX*4)
+	ADDQ        $8, AX
+	DECQ        DX
+	JNZ         norm_loop
+
+norm_tail:
+	VMASKMOVPS  (SI)(AX*4), Y11, Y4
+	VSUBPS      Y7, Y4, Y4
+	VMULPS      Y6, Y4, Y4
+	VMASKMOVPS  (R10)(AX*4), Y11, Y8
+	VMASKMOVPS  (R11)(AX*4), Y11, Y5
+	VFMADD231PS Y8, Y4, Y5
+	VMASKMOVPS  Y5, Y11, (SI)(AX*4)
+	VZEROUPPER
+	RET

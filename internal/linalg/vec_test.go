@@ -165,43 +165,58 @@ func TestSoftmaxExtremes(t *testing.T) {
 	}
 }
 
+// TestLayerNorm checks LayerNorm and AddLayerNorm on every path against a
+// float64 computation, at every tail length and at the model's width, with
+// a large mean (the two-pass variance must not cancel) and guards past x.
 func TestLayerNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	const cols = 384
-	x := randMat(r, 5*cols)
-	for i := range x {
-		x[i] = x[i]*3 + 7 // a large mean tests the two-pass variance
-	}
-	res := randMat(r, len(x))
-	gamma, beta := randMat(r, cols), randMat(r, cols)
-	for _, fused := range []bool{false, true} {
-		got := append([]float32(nil), x...)
-		in := append([]float32(nil), x...)
-		if fused {
-			AddLayerNorm(got, res, cols, gamma, beta, 1e-12)
-			for i := range in {
-				in[i] += res[i]
-			}
-		} else {
-			LayerNorm(got, cols, gamma, beta, 1e-12)
-		}
-		for row := 0; row < len(in); row += cols {
-			var s, ss float64
-			for _, v := range in[row : row+cols] {
-				s += float64(v)
-			}
-			mean := s / cols
-			for _, v := range in[row : row+cols] {
-				ss += (float64(v) - mean) * (float64(v) - mean)
-			}
-			sd := math.Sqrt(ss/cols + 1e-12)
-			for j := range cols {
-				want := (float64(in[row+j])-mean)/sd*float64(gamma[j]) + float64(beta[j])
-				if d := math.Abs(float64(got[row+j]) - want); d > 1e-5*(1+math.Abs(want)) {
-					t.Fatalf("fused=%v: x[%d] = %g, want %g", fused, row+j, got[row+j], want)
+	for _, path := range vecPaths() {
+		t.Run(path, func(t *testing.T) {
+			useVec(t, path)
+			for _, cols := range append(upTo(40), 383, 384) {
+				for _, fused := range []bool{false, true} {
+					const rows, guard = 3, 777
+					in := randMat(r, rows*cols)
+					for i := range in {
+						in[i] = in[i]*3 + 7
+					}
+					res := randMat(r, len(in))
+					gamma, beta := randMat(r, cols), randMat(r, cols)
+					buf := append(append([]float32(nil), in...), guard, guard, guard, guard, guard, guard, guard, guard)
+					got := buf[:len(in):len(in)]
+					if fused {
+						AddLayerNorm(got, exact(res), cols, exact(gamma), exact(beta), 1e-12)
+						for i := range in {
+							in[i] += res[i]
+						}
+					} else {
+						LayerNorm(got, cols, exact(gamma), exact(beta), 1e-12)
+					}
+					for row := 0; row < len(in); row += cols {
+						var s, ss float64
+						for _, v := range in[row : row+cols] {
+							s += float64(v)
+						}
+						mean := s / float64(cols)
+						for _, v := range in[row : row+cols] {
+							ss += (float64(v) - mean) * (float64(v) - mean)
+						}
+						sd := math.Sqrt(ss/float64(cols) + 1e-12)
+						for j := range cols {
+							want := (float64(in[row+j])-mean)/sd*float64(gamma[j]) + float64(beta[j])
+							if d := math.Abs(float64(got[row+j]) - want); d > 2e-6*(1+math.Abs(want)) {
+								t.Fatalf("cols=%d fused=%v: x[%d] = %g, want %g", cols, fused, row+j, got[row+j], want)
+							}
+						}
+					}
+					for _, g := range buf[len(in):] {
+						if g != guard {
+							t.Fatalf("cols=%d: wrote past the end of x", cols)
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
