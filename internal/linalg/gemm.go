@@ -26,9 +26,9 @@ type gemm struct {
 
 var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 
-// workspace is one goroutine's scratch: the packed A block, the packed B of
-// a call that did not pre-pack it, a tile for the ragged edges, and the
-// same for low-precision products. Each worker owns one; callers take one
+// workspace is one goroutine's scratch: the padded last row tile of A, the
+// packed B of a call that did not pre-pack it, a tile for the ragged edges,
+// and the same for low-precision products. Each worker owns one; callers take one
 // from a pool.
 type workspace struct {
 	a, b, tile []float32
@@ -106,21 +106,33 @@ func (g *gemm) work(ws *workspace) {
 
 // block computes rows [i0, i1) and panels [jp0, jp1) of C: the loops of
 // Goto and van de Geijn's GEMM (jc, pc, ic, jr, ir) around the micro-kernel.
+// A is read in place; only a ragged last row tile is copied, zero-padded,
+// into ws.a so that the kernel never reads past the end of a.
 func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 	kern := g.kern
 	mr, nr := kern.mr, kern.nr
 	kcb := kern.kc
 	mcb := max(mr, kern.mc/mr*mr)
 	ncb := kern.nc
-	abuf := grow(&ws.a, min(mcb, (i1-i0+mr-1)/mr*mr)*min(kcb, g.k))
 	tile := grow(&ws.tile, mr*nr)
+	var pad []float32 // the last, short row tile of the current kc block
 	for jc := jp0; jc < jp1; jc += ncb {
 		jcEnd := min(jc+ncb, jp1)
 		for pc := 0; pc < g.k; pc += kcb {
 			kc := min(kcb, g.k-pc)
+			if short := (i1 - i0) % mr; short != 0 {
+				pad = grow(&ws.a, mr*kc)
+				r0 := i1 - short
+				for r := range mr {
+					if r < short {
+						copy(pad[r*kc:(r+1)*kc], g.a[(r0+r)*g.lda+pc:])
+					} else {
+						clear(pad[r*kc : (r+1)*kc])
+					}
+				}
+			}
 			for ic := i0; ic < i1; ic += mcb {
 				mc := min(mcb, i1-ic)
-				packA(abuf, g.a, g.lda, ic, pc, mc, kc, mr)
 				for jp := jc; jp < jcEnd; jp++ {
 					off := jp*g.k*nr + pc*nr
 					bp := g.b[off : off+kc*nr]
@@ -135,15 +147,17 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 							bias = g.bias[j : j+nj]
 						}
 					}
-					for it := 0; it*mr < mc; it++ {
-						ap := abuf[it*kc*mr : (it+1)*kc*mr]
-						i := ic + it*mr
+					for i := ic; i < ic+mc; i += mr {
 						ni := min(mr, i1-i)
+						as, lda := g.a[i*g.lda+pc:], g.lda
+						if ni < mr {
+							as, lda = pad, kc
+						}
 						if ni == mr && nj == nr {
-							kern.fn(kc, ap, bp, g.c[i*g.ldc+j:], g.ldc, mode, bias)
+							kern.fn(kc, as, lda, bp, g.c[i*g.ldc+j:], g.ldc, mode, bias)
 							continue
 						}
-						kern.fn(kc, ap, bp, tile, nr, modeStore, nil)
+						kern.fn(kc, as, lda, bp, tile, nr, modeStore, nil)
 						for r := range ni {
 							dst := g.c[(i+r)*g.ldc+j : (i+r)*g.ldc+j+nj]
 							src := tile[r*nr : r*nr+nj]

@@ -10,37 +10,17 @@ import "golang.org/x/sys/cpu"
 // Each needs the instruction set in its name (AVX512 means AVX-512F).
 
 //go:noescape
-func kernAVX2_6x16(kc int, a, b, c []float32, ldc, mode int, bias []float32)
-
-//go:noescape
-func kernAVX512_12x32(kc int, a, b, c []float32, ldc, mode int, bias []float32)
-
-//go:noescape
-func kernAVX512_8x48(kc int, a, b, c []float32, ldc, mode int, bias []float32)
-
-//go:noescape
-func kernAVX512_14x32(kc int, a, b, c []float32, ldc, mode int, bias []float32)
-
-//go:noescape
-func kernAVX512_6x64(kc int, a, b, c []float32, ldc, mode int, bias []float32)
+func kernAVX2_6x16(kc int, a []float32, lda int, b, c []float32, ldc, mode int, bias []float32)
 
 var (
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	hasAVX512 = cpu.X86.HasAVX512F
+	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-	avx2Kernel     = &kernel{name: "avx2", mr: 6, nr: 16, fn: kernAVX2_6x16, kc: 256, mc: 96, nc: 1 << 20}
-	avx512Kernel   = &kernel{name: "avx512", mr: 12, nr: 32, fn: kernAVX512_12x32, kc: 256, mc: 96, nc: 1 << 20}
-	avx512Kernel8  = &kernel{name: "avx512-8x48", mr: 8, nr: 48, fn: kernAVX512_8x48, kc: 256, mc: 96, nc: 1 << 20}
-	avx512Kernel14 = &kernel{name: "avx512-14x32", mr: 14, nr: 32, fn: kernAVX512_14x32, kc: 256, mc: 96, nc: 1 << 20}
-	avx512Kernel6  = &kernel{name: "avx512-6x64", mr: 6, nr: 64, fn: kernAVX512_6x64, kc: 256, mc: 96, nc: 1 << 20}
+	avx2Kernel = &kernel{name: "avx2", mr: 6, nr: 16, fn: kernAVX2_6x16, kc: 2048, mc: 96, nc: 1 << 20}
 )
 
 // kernels lists the micro-kernels this machine can run, best first.
 func kernels() []*kernel {
 	var ks []*kernel
-	if hasAVX512 {
-		ks = append(ks, avx512Kernel, avx512Kernel8, avx512Kernel14, avx512Kernel6)
-	}
 	if hasAVX2 {
 		ks = append(ks, avx2Kernel)
 	}
@@ -50,22 +30,13 @@ func kernels() []*kernel {
 //go:noescape
 func kernVNNI_6x64(kc4 int, a []uint8, b []int8, c []float32, ldc int, rowScale, colScale []float32, comp []int32, bias []float32)
 
-//go:noescape
-func kernVNNI_12x32(kc4 int, a []uint8, b []int8, c []float32, ldc int, rowScale, colScale []float32, comp []int32, bias []float32)
-
-//go:noescape
-func kernVNNI_8x48(kc4 int, a []uint8, b []int8, c []float32, ldc int, rowScale, colScale []float32, comp []int32, bias []float32)
-
 var hasVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI
 
 // qkernels lists the int8 micro-kernels this machine can run, best first.
 func qkernels() []*qkernel {
 	var ks []*qkernel
 	if hasVNNI {
-		ks = append(ks,
-			&qkernel{name: "vnni-6x64", mr: 6, nr: 64, fn: kernVNNI_6x64},
-			&qkernel{name: "vnni-12x32", mr: 12, nr: 32, fn: kernVNNI_12x32},
-			&qkernel{name: "vnni-8x48", mr: 8, nr: 48, fn: kernVNNI_8x48})
+		ks = append(ks, &qkernel{name: "vnni-6x64", mr: 6, nr: 64, fn: kernVNNI_6x64})
 	}
 	return append(ks, qgeneric)
 }
@@ -87,12 +58,6 @@ func quantizeRow(dst []uint8, src []float32) float32 {
 }
 
 //go:noescape
-func kernBF16_6x64(kc2 int, a, b []uint16, c []float32, ldc, mode int, bias []float32)
-
-//go:noescape
-func kernBF16_12x32(kc2 int, a, b []uint16, c []float32, ldc, mode int, bias []float32)
-
-//go:noescape
 func kernBF16_8x48(kc2 int, a, b []uint16, c []float32, ldc, mode int, bias []float32)
 
 var hasBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
@@ -101,10 +66,7 @@ var hasBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512BW
 func bkernels() []*bkernel {
 	var ks []*bkernel
 	if hasBF16 {
-		ks = append(ks,
-			&bkernel{name: "bf16-6x64", mr: 6, nr: 64, fn: kernBF16_6x64},
-			&bkernel{name: "bf16-12x32", mr: 12, nr: 32, fn: kernBF16_12x32},
-			&bkernel{name: "bf16-8x48", mr: 8, nr: 48, fn: kernBF16_8x48})
+		ks = append(ks, &bkernel{name: "bf16-8x48", mr: 8, nr: 48, fn: kernBF16_8x48})
 	}
 	return append(ks, bgeneric)
 }

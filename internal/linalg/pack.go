@@ -1,9 +1,9 @@
 package linalg
 
-// Packed layouts. B is stored as ⌈n/nr⌉ panels; panel jp holds, for each of
-// the k steps p, the nr values B[p][jp·nr … jp·nr+nr) (columns of the product),
-// so a micro-kernel reads it front to back. Columns past n are zero. A is
-// packed per mc×kc block the same way with mr rows per tile.
+// Packed layout of B: ⌈n/nr⌉ panels; panel jp holds, for each of the k
+// steps p, the nr values B[p][jp·nr … jp·nr+nr) (columns of the product), so
+// a micro-kernel reads it front to back. Columns past n are zero. The
+// float32 kernels read A in place.
 
 // packBT packs b, an n×k matrix with row stride ldb whose rows are the
 // columns of the product (C = A·bᵀ), into dst (⌈n/nr⌉·k·nr values).
@@ -40,29 +40,6 @@ func packBN(dst, b []float32, ldb, k, n, nr int) {
 			out := panel[p*nr : (p+1)*nr]
 			copy(out, b[p*ldb+j0:p*ldb+j0+nj])
 			clear(out[nj:])
-		}
-	}
-}
-
-// packA packs rows [i0, i0+mc) and columns [p0, p0+kc) of a (row stride lda)
-// into dst as ⌈mc/mr⌉ tiles of kc×mr values, rows past mc zero.
-func packA(dst, a []float32, lda, i0, p0, mc, kc, mr int) {
-	nt := (mc + mr - 1) / mr
-	dst = dst[:nt*kc*mr]
-	for t := range nt {
-		tile := dst[t*kc*mr : (t+1)*kc*mr]
-		r0 := i0 + t*mr
-		nrow := min(mr, i0+mc-r0)
-		for i := range nrow {
-			row := a[(r0+i)*lda+p0 : (r0+i)*lda+p0+kc]
-			for p, v := range row {
-				tile[p*mr+i] = v
-			}
-		}
-		if nrow < mr {
-			for p := range kc {
-				clear(tile[p*mr+nrow : (p+1)*mr])
-			}
 		}
 	}
 }
