@@ -70,3 +70,65 @@ func (r *reference) overflows() bool {
 	}
 	return false
 }
+
+// FuzzVector checks the assembly GELU, Softmax and LayerNorm against the
+// portable float64 ones on fuzzer-chosen values (any float32 bits) and row
+// lengths.
+func FuzzVector(f *testing.F) {
+	f.Add(uint8(3), []byte{0, 0, 128, 63, 0, 0, 128, 191, 0, 0, 0, 0})
+	f.Add(uint8(17), []byte{0xff, 0xff, 0x7f, 0x7f, 1, 0, 0, 0, 0, 0, 0xc0, 0x7f})
+	f.Fuzz(func(t *testing.T, cols uint8, data []byte) {
+		var x []float32
+		for i := 0; i+4 <= len(data); i += 4 {
+			x = append(x, math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
+		}
+		if len(x) == 0 {
+			return
+		}
+		paths := vecPaths()
+		if len(paths) < 2 {
+			return
+		}
+		run := func(path string, f func([]float32)) []float32 {
+			useVec(t, path)
+			y := append([]float32(nil), x...)
+			f(y)
+			return y
+		}
+		same := func(what string, got, want []float32, ok func(g, w float64) bool) {
+			for i := range got {
+				g, w := float64(got[i]), float64(want[i])
+				if math.IsNaN(w) && math.IsNaN(g) {
+					continue
+				}
+				if !ok(g, w) {
+					t.Fatalf("%s of %v: [%d] = %g, want %g", what, x, i, g, w)
+				}
+			}
+		}
+		same("GELU", run("avx2", GELU), run("generic", GELU), func(g, w float64) bool {
+			return g == w || geluOK(g, w)
+		})
+		c := int(cols)%len(x) + 1
+		for len(x)%c != 0 {
+			c--
+		}
+		for _, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || math.Abs(float64(v)) > 1e30 {
+				return // softmax and layer norm of such rows are NaN/Inf on both paths in ways not worth matching
+			}
+		}
+		sm := func(y []float32) { Softmax(y, c, 1) }
+		same("Softmax", run("avx2", sm), run("generic", sm), func(g, w float64) bool {
+			return math.Abs(g-w) <= 1e-5*w+0x1p-126
+		})
+		gamma, beta := make([]float32, c), make([]float32, c)
+		for i := range gamma {
+			gamma[i] = 1
+		}
+		ln := func(y []float32) { LayerNorm(y, c, gamma, beta, 1e-5) }
+		same("LayerNorm", run("avx2", ln), run("generic", ln), func(g, w float64) bool {
+			return math.Abs(g-w) <= 1e-4*(1+math.Abs(w))
+		})
+	})
+}

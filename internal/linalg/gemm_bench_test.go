@@ -68,35 +68,36 @@ func BenchmarkKernel(b *testing.B) {
 // linearPath is one way to run a linear layer with a weight packed at load.
 type linearPath struct {
 	name string
-	// prepare packs w (n×k) with the path's kernel and returns the product.
-	prepare func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int)
+	// prepare packs w (n×k) with the path's kernel and returns the product
+	// with a fused bias.
+	prepare func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int)
 }
 
 func linearPaths() []linearPath {
 	var ps []linearPath
 	for _, kern := range testKernels() {
-		ps = append(ps, linearPath{"fp32-" + kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int) {
+		ps = append(ps, linearPath{"fp32-" + kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
 			useKernel(tb, kern)
-			return PackB(w, n, k).MatMulT
+			return PackB(w, n, k).MatMulTBias
 		}})
 	}
 	for _, kern := range bkernels() {
-		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int) {
+		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
 			useBF16Kernel(tb, kern)
-			return PackBF16(w, n, k).MatMulT
+			return PackBF16(w, n, k).MatMulTBias
 		}})
 	}
 	for _, kern := range qkernels() {
-		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a []float32, m int) {
+		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
 			useInt8Kernel(tb, kern)
-			return QuantizeB(w, n, k).MatMulT
+			return QuantizeB(w, n, k).MatMulTBias
 		}})
 	}
 	return ps
 }
 
-// BenchmarkLinear is the linear layer with its weight packed at load, per
-// path (fp32 kernel, bf16, int8), thread count and model shape, in
+// BenchmarkLinear is the linear layer (bias included) with its weight packed
+// at load, per path (fp32 kernel, bf16, int8), thread count and model shape, in
 // float32-equivalent GFLOP/s. The portable kernels run only the small shapes.
 func BenchmarkLinear(b *testing.B) {
 	for _, path := range linearPaths() {
@@ -109,14 +110,14 @@ func BenchmarkLinear(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/threads=%d/m=%d/n=%d/k=%d", path.name, threads, m, n, k), func(b *testing.B) {
 					defer SetMaxThreads(SetMaxThreads(threads))
 					r := rand.New(rand.NewPCG(1, 2))
-					a, w := randMat(r, m*k), randMat(r, n*k)
+					a, w, bias := randMat(r, m*k), randMat(r, n*k), randMat(r, n)
 					mul := path.prepare(b, w, n, k)
 					c := make([]float32, m*n)
-					mul(c, a, m)
+					mul(c, a, bias, m)
 					b.ReportAllocs()
 					clk := startCPU(b)
 					for b.Loop() {
-						mul(c, a, m)
+						mul(c, a, bias, m)
 					}
 					if threads == 1 {
 						clk.report(m, n, k)

@@ -1,6 +1,7 @@
-// Package linalg holds the dense float32 kernels of the transformer encoder:
+// Package linalg holds the dense kernels of the transformer encoder: float32
 // matrix products (cache-blocked, register-tiled, assembly micro-kernels on
-// amd64, parallel across cores) and the row-wise vector operations around them.
+// amd64, parallel across cores), bf16 and int8 products for weights packed
+// at load, and the row-wise vector operations around them.
 package linalg
 
 import "fmt"
