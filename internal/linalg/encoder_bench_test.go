@@ -154,6 +154,7 @@ func BenchmarkEncoder(b *testing.B) {
 						encs[p].forward(xs[p], tc.batch, tc.seq) // grow the scratch
 					}
 					b.ReportAllocs()
+					cpu0 := processCPU()
 					start := time.Now()
 					for b.Loop() {
 						var wg sync.WaitGroup
@@ -168,6 +169,9 @@ func BenchmarkEncoder(b *testing.B) {
 					}
 					seqs := float64(b.N * procs * tc.batch)
 					b.ReportMetric(seqs/time.Since(start).Seconds(), "seqs/s")
+					if cpu := processCPU() - cpu0; cpu > 0 {
+						b.ReportMetric(seqs/cpu.Seconds(), "seqs/cpu-s")
+					}
 					b.ReportMetric(time.Since(start).Seconds()*1e3/seqs*float64(procs), "ms/seq/proc")
 				})
 			}

@@ -23,23 +23,37 @@ func reportFlops(b *testing.B, m, n, k int) {
 	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// cpuClock measures the CPU time of the benchmark's own OS thread, for
-// single-threaded benchmarks on a shared machine: GFLOP/s-cpu is the speed
-// while running, whatever else the machine does.
+// cpuClock measures CPU time, for benchmarks on a shared machine:
+// GFLOP/s-cpu is the speed per second of CPU actually received, whatever
+// else the machine does. Single-threaded it counts the benchmark's own OS
+// thread; otherwise the whole process (workers, idle spinning and GC
+// included), so that it shows the cost of splitting a product.
 type cpuClock struct {
-	b     *testing.B
-	start time.Duration
+	b      *testing.B
+	thread bool
+	start  time.Duration
 }
 
-func startCPU(b *testing.B) *cpuClock {
-	runtime.LockOSThread()
-	return &cpuClock{b, threadCPU()}
+func startCPU(b *testing.B) *cpuClock { return startCPUThreads(b, 1) }
+
+func startCPUThreads(b *testing.B, threads int) *cpuClock {
+	if threads == 1 {
+		runtime.LockOSThread()
+		return &cpuClock{b, true, threadCPU()}
+	}
+	return &cpuClock{b, false, processCPU()}
+}
+
+func (c *cpuClock) used() time.Duration {
+	if c.thread {
+		defer runtime.UnlockOSThread()
+		return threadCPU() - c.start
+	}
+	return processCPU() - c.start
 }
 
 func (c *cpuClock) report(m, n, k int) {
-	used := threadCPU() - c.start
-	runtime.UnlockOSThread()
-	if used > 0 {
+	if used := c.used(); used > 0 {
 		c.b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(c.b.N)/used.Seconds()/1e9, "GFLOP/s-cpu")
 	}
 }
@@ -115,15 +129,11 @@ func BenchmarkLinear(b *testing.B) {
 					c := make([]float32, m*n)
 					mul(c, a, bias, m)
 					b.ReportAllocs()
-					clk := startCPU(b)
+					clk := startCPUThreads(b, threads)
 					for b.Loop() {
 						mul(c, a, bias, m)
 					}
-					if threads == 1 {
-						clk.report(m, n, k)
-					} else {
-						runtime.UnlockOSThread()
-					}
+					clk.report(m, n, k)
 					reportFlops(b, m, n, k)
 				})
 			}
