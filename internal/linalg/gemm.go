@@ -28,8 +28,8 @@ var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 
 // workspace is one goroutine's scratch: the padded last row tile of A, the
 // packed B of a call that did not pre-pack it, a tile for the ragged edges,
-// and the same for low-precision products. Each worker owns one; callers take one
-// from a pool.
+// and the same for low-precision products. Each worker owns one; callers
+// take one from a pool.
 type workspace struct {
 	a, b, tile []float32
 	low        lowWorkspace
@@ -67,8 +67,9 @@ func (g *gemm) run(ws *workspace) {
 	threads := threadsFor(2 * g.m * g.n * g.k)
 	g.mChunks, g.nChunks = 1, 1
 	if threads > 1 {
-		// Aim for a few chunks per thread; split rows first (no A is packed
-		// twice), then panels when there are too few row tiles.
+		// Aim for a few chunks per thread; split rows first (every chunk
+		// then streams all of B past its own rows), then panels when there
+		// are too few row tiles.
 		want := threads * chunksPerThread
 		g.mChunks = min(mt, want)
 		g.nChunks = min(np, (want+g.mChunks-1)/g.mChunks)

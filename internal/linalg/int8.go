@@ -35,7 +35,8 @@ type qkernel struct {
 var activeInt8 = qkernels()[0]
 
 // QuantizeB quantises b (n×k, row-major: PyTorch's [out×in] weight layout)
-// to int8 with one scale per row.
+// to int8 with one scale per row. Without AVX-512 VNNI the products run in
+// portable Go, correct but slow.
 func QuantizeB(b []float32, n, k int) *QuantizedB {
 	checkDims("QuantizeB", 1, n, k)
 	checkLen("QuantizeB", "b", b, n, k)
