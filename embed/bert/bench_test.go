@@ -104,33 +104,3 @@ func BenchmarkTokenize(b *testing.B) {
 		}
 	})
 }
-
-// BenchmarkMatMulT: the encoder's shapes (rows × out × in).
-func BenchmarkMatMulT(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, s := range []struct{ m, n, k int }{{12, 1536, 384}, {2048, 1536, 384}, {2048, 384, 1536}, {40, 40, 32}} {
-		a, w, c := randMat(r, s.m*s.k), randMat(r, s.n*s.k), make([]float32, s.m*s.n)
-		b.Run(fmt.Sprintf("m=%d/n=%d/k=%d/serial", s.m, s.n, s.k), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				matMulT(c, a, w, s.m, s.n, s.k)
-			}
-			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-		b.Run(fmt.Sprintf("m=%d/n=%d/k=%d/parallel", s.m, s.n, s.k), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				mulT(0, c, a, w, s.m, s.n, s.k)
-			}
-			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
-
-func randMat(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(r.NormFloat64())
-	}
-	return v
-}

@@ -7,8 +7,10 @@ import (
 	"context"
 	_ "embed" // the built-in model
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/engram-memory/engram/embed"
@@ -37,7 +39,25 @@ type Options struct {
 	BatchTokens int
 	// Workers is how many goroutines one Embed call uses; 0 means GOMAXPROCS.
 	Workers int
+	// Precision of the linear layers' multiplications; "" means FP32.
+	Precision Precision
 }
+
+// Precision is the number format the linear layers multiply in.
+type Precision string
+
+const (
+	// FP32 multiplies in float32 on every CPU: the same vectors everywhere
+	// (minimum cosine to the PyTorch reference 0.99986).
+	FP32 Precision = "fp32"
+	// BF16 multiplies in bfloat16 where the CPU does so natively
+	// (AVX512_BF16), about twice as fast there (minimum cosine 0.99984);
+	// elsewhere it is FP32.
+	BF16 Precision = "bf16"
+)
+
+// PrecisionEnv names the environment variable Default reads Precision from.
+const PrecisionEnv = "ENGRAM_BERT_PRECISION"
 
 // Embedder implements embed.Embedder over a BERT model file. It is safe for
 // concurrent use; the weights are decoded on first use.
@@ -58,9 +78,12 @@ var _ embed.Embedder = (*Embedder)(nil)
 // the file's header: a program that never embeds pays nothing more.
 func New(opts Options) (*Embedder, error) { return NewFromData(minilm, opts) }
 
-var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) { return New(Options{}) })
+var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) {
+	return New(Options{Precision: Precision(strings.ToLower(os.Getenv(PrecisionEnv)))})
+})
 
-// Default returns the shared embedder over the built-in model with default options.
+// Default returns the shared embedder over the built-in model with default
+// options, but for Precision, which comes from $ENGRAM_BERT_PRECISION.
 func Default() (*Embedder, error) { return defaultEmbedder() }
 
 // NewFromData returns an embedder over a model file's bytes (for tests and
@@ -71,6 +94,13 @@ func NewFromData(data string, opts Options) (*Embedder, error) {
 	}
 	if opts.BatchTokens < 0 || opts.Workers < 0 {
 		return nil, fmt.Errorf("bert: negative option (BatchTokens %d, Workers %d)", opts.BatchTokens, opts.Workers)
+	}
+	switch opts.Precision {
+	case "":
+		opts.Precision = FP32
+	case FP32, BF16:
+	default:
+		return nil, fmt.Errorf("bert: precision %q is neither %q nor %q", opts.Precision, FP32, BF16)
 	}
 	mb, err := tensorfile.Meta(data)
 	if err != nil {
@@ -108,7 +138,7 @@ func (e *Embedder) load() (*weights, error) {
 			e.err = fmt.Errorf("bert: model file: %w", err)
 			return
 		}
-		e.w, e.err = load(f, e.meta)
+		e.w, e.err = load(f, e.meta, e.opts.Precision)
 	})
 	return e.w, e.err
 }

@@ -133,6 +133,9 @@ func TestNewFromDataErrors(t *testing.T) {
 	if _, err := New(Options{Workers: -1}); err == nil {
 		t.Error("negative Workers accepted")
 	}
+	if _, err := New(Options{Precision: "fp16"}); err == nil || !strings.Contains(err.Error(), `"fp16"`) {
+		t.Errorf("precision fp16: %v", err)
+	}
 	// A header that parses but a body that does not: the error comes at first use.
 	e, err := NewFromData(minilm[:len(minilm)-1], Options{})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/engram-memory/engram/internal/linalg"
 	"github.com/engram-memory/engram/internal/tensorfile"
 	"github.com/engram-memory/engram/internal/wordpiece"
 )
@@ -66,16 +67,32 @@ func parseMeta(b []byte) (*meta, error) {
 	return &m, nil
 }
 
-// layer holds one transformer layer's weights, as the encoder uses them.
-// Matrices are PyTorch Linear weights, [out × in] row-major.
+// layer holds one transformer layer's weights, as the encoder uses them: the
+// PyTorch Linear weights ([out × in]) packed once for linalg's kernels.
 type layer struct {
-	qkvW, qkvB   []float32 // query, key and value stacked: [3H × H], [3H]
-	outW, outB   []float32 // attention output: [H × H]
-	ln1G, ln1B   []float32
-	ffInW, ffInB []float32 // [I × H]
-	ffOutW       []float32 // [H × I]
-	ffOutB       []float32
-	ln2G, ln2B   []float32
+	qkv        linear    // query, key and value stacked: [3H × H]
+	qkvB       []float32 // [3H]
+	out        linear    // attention output: [H × H]
+	outB       []float32
+	ln1G, ln1B []float32
+	ffIn       linear // [I × H]
+	ffInB      []float32
+	ffOut      linear // [H × I]
+	ffOutB     []float32
+	ln2G, ln2B []float32
+}
+
+// linear is a packed weight: c (m rows) = a·Wᵀ + bias.
+type linear interface {
+	MatMulTBias(c, a, bias []float32, m int)
+}
+
+// packer packs a weight for the kernels at a precision.
+func packer(p Precision) func(b []float32, n, k int) linear {
+	if p == BF16 && linalg.HasBF16() {
+		return func(b []float32, n, k int) linear { return linalg.PackBF16(b, n, k) }
+	}
+	return func(b []float32, n, k int) linear { return linalg.PackB(b, n, k) }
 }
 
 // weights is a model decoded for compute. The word-embedding table stays in
@@ -96,7 +113,8 @@ type weights struct {
 }
 
 // load decodes a parsed file.
-func load(f *tensorfile.File, m *meta) (*weights, error) {
+func load(f *tensorfile.File, m *meta, p Precision) (*weights, error) {
+	pack := packer(p)
 	c := m.Bert
 	h, in := c.Hidden, c.Intermediate
 	voc, ok := f.Tensor("vocab")
@@ -157,18 +175,23 @@ func load(f *tensorfile.File, m *meta) (*weights, error) {
 		q := get(p+"attention.self.query.weight", h, h)
 		k := get(p+"attention.self.key.weight", h, h)
 		v := get(p+"attention.self.value.weight", h, h)
-		l.qkvW = concat(q, k, v)
+		qkv := concat(q, k, v)
 		l.qkvB = concat(get(p+"attention.self.query.bias", h), get(p+"attention.self.key.bias", h), get(p+"attention.self.value.bias", h))
-		l.outW = get(p+"attention.output.dense.weight", h, h)
+		out := get(p+"attention.output.dense.weight", h, h)
 		l.outB = get(p+"attention.output.dense.bias", h)
 		l.ln1G = get(p+"attention.output.LayerNorm.weight", h)
 		l.ln1B = get(p+"attention.output.LayerNorm.bias", h)
-		l.ffInW = get(p+"intermediate.dense.weight", in, h)
+		ffIn := get(p+"intermediate.dense.weight", in, h)
 		l.ffInB = get(p+"intermediate.dense.bias", in)
-		l.ffOutW = get(p+"output.dense.weight", h, in)
+		ffOut := get(p+"output.dense.weight", h, in)
 		l.ffOutB = get(p+"output.dense.bias", h)
 		l.ln2G = get(p+"output.LayerNorm.weight", h)
 		l.ln2B = get(p+"output.LayerNorm.bias", h)
+		if err != nil {
+			return nil, err
+		}
+		l.qkv, l.out = pack(qkv, 3*h, h), pack(out, h, h)
+		l.ffIn, l.ffOut = pack(ffIn, in, h), pack(ffOut, h, in)
 		w.layers = append(w.layers, l)
 	}
 	if err != nil {

@@ -101,6 +101,8 @@ func TestReferenceVectors(t *testing.T) {
 		{"one call", Options{}, false, false},
 		{"small batches, one worker", Options{BatchTokens: 300, Workers: 1}, false, true},
 		{"one text a call", Options{}, true, true},
+		// bfloat16 where the CPU has it; elsewhere this is FP32 again.
+		{"bf16", Options{Precision: BF16}, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if testing.Short() && c.long {
