@@ -85,7 +85,9 @@ type Options struct {
 	// EmbedTimeout bounds embedding a query; past it the search is keyword-only.
 	EmbedTimeout time.Duration
 	// WriteEmbedTimeout bounds embedding one batch of up to 256 memories being
-	// written (default 30s); past it they are stored without vectors, for Reindex.
+	// written (default 30s; none for an in-process model such as the
+	// built-in ones, unless set); past it they are stored without vectors,
+	// for Reindex.
 	WriteEmbedTimeout time.Duration
 	// VectorWeight overrides the vector leg's fusion weight (else the store's
 	// calibrated weight, else the model's default).

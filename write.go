@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -231,7 +232,7 @@ func (e *engine) embedMissing(ctx context.Context, mems []*memory.Memory, progre
 		}
 	}
 	timeout := e.opts.WriteEmbedTimeout
-	if timeout <= 0 {
+	if timeout <= 0 && !embed.IsInProcess(e.memEmbedder) {
 		timeout = DefaultWriteEmbedTimeout
 	}
 	err := batches(todo, func(start int, batch []*memory.Memory) error {

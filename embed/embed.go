@@ -18,5 +18,19 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// InProcess is implemented by embedders that compute in this process (the
+// built-in models): they cannot be down or stop answering, only be slow on a
+// big batch, so a write waits for them as long as the batch takes instead of
+// storing memories without vectors after a timeout.
+type InProcess interface {
+	InProcess() bool
+}
+
+// IsInProcess reports whether e says it computes in this process.
+func IsInProcess(e Embedder) bool {
+	ip, ok := e.(InProcess)
+	return ok && ip.InProcess()
+}
+
 // ErrNoEmbedder is returned where an embedding is asked for but none is configured.
 var ErrNoEmbedder = errors.New("no embedder configured")

@@ -26,15 +26,23 @@ var minilm string
 
 // Revision is bumped whenever this package's code changes the vectors it
 // computes from the same file; it appears in Model().
-const Revision = 1
+const Revision = 2
 
 // DefaultBatchTokens bounds the tokens of one forward pass: enough rows for
 // the linear layers to run at full speed, little enough scratch (15 KB a
 // token: ~32 MB at 2,048).
 const DefaultBatchTokens = 2048
 
+// DefaultWindows bounds how many model-length windows of a long text are
+// embedded (8 × 254 word pieces: about 1,500 words); the rest is cut off.
+const DefaultWindows = 8
+
 // Options configure an Embedder. The zero value is the default.
 type Options struct {
+	// Windows bounds the model-length windows a long text is split into,
+	// each embedded alone and pooled by token count; 0 means DefaultWindows,
+	// 1 cuts every text at MaxTokens as sentence-transformers does.
+	Windows int
 	// BatchTokens bounds the tokens of one forward pass; 0 means DefaultBatchTokens.
 	BatchTokens int
 	// Workers is how many goroutines one Embed call uses; 0 means GOMAXPROCS.
@@ -92,8 +100,11 @@ func NewFromData(data string, opts Options) (*Embedder, error) {
 	if opts.BatchTokens == 0 {
 		opts.BatchTokens = DefaultBatchTokens
 	}
-	if opts.BatchTokens < 0 || opts.Workers < 0 {
-		return nil, fmt.Errorf("bert: negative option (BatchTokens %d, Workers %d)", opts.BatchTokens, opts.Workers)
+	if opts.BatchTokens < 0 || opts.Workers < 0 || opts.Windows < 0 {
+		return nil, fmt.Errorf("bert: negative option (BatchTokens %d, Workers %d, Windows %d)", opts.BatchTokens, opts.Workers, opts.Windows)
+	}
+	if opts.Windows == 0 {
+		opts.Windows = DefaultWindows
 	}
 	switch opts.Precision {
 	case "":
@@ -120,9 +131,12 @@ func NewFromData(data string, opts Options) (*Embedder, error) {
 	return e, nil
 }
 
-// Model names the model, e.g. "all-minilm-l6-v2-v1": the file's name and
+// Model names the model, e.g. "all-minilm-l6-v2-v2": the file's name and
 // revision and this package's Revision.
 func (e *Embedder) Model() string { return e.model }
+
+// InProcess is true: the model runs in this process (embed.InProcess).
+func (e *Embedder) InProcess() bool { return true }
 
 // Dim is the vector length (384 for all-MiniLM-L6-v2).
 func (e *Embedder) Dim() int { return e.meta.Bert.Hidden }
@@ -154,8 +168,12 @@ func (e *Embedder) Tokenize(text string) ([]int32, error) {
 }
 
 // Embed returns one L2-normalised vector per text. Every text gets one: an
-// empty text is embedded as [CLS] [SEP], as sentence-transformers does. The
-// context is checked between forward passes.
+// empty text is embedded as [CLS] [SEP], as sentence-transformers does. A
+// text longer than MaxTokens is split into consecutive windows of at most
+// MaxTokens (each with its own [CLS] and [SEP], up to Options.Windows of
+// them): each is embedded alone, and the text's vector is their mean weighted
+// by length, normalised, so that what follows the first window counts too.
+// The context is checked between forward passes.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bert: %w", err)
@@ -174,23 +192,83 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	for i := range out {
 		out[i] = block[i*h : (i+1)*h : (i+1)*h]
 	}
+	maxLen := e.MaxTokens()
+	limit := e.opts.Windows*(maxLen-2) + 2
 	ids := make([][]int32, len(texts))
 	parallel(workers, len(texts), 64, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			ids[i] = w.tok.Encode(nil, texts[i])
+			ids[i] = w.tok.EncodeUpTo(nil, texts[i], limit)
 		}
 	})
-	for lo := 0; lo < len(texts); {
+	// seqs are the forward passes' sequences: a text's ids, or one window of
+	// them; owner[j] is the text seqs[j] belongs to.
+	seqs, owner := make([][]int32, 0, len(ids)), make([]int, 0, len(ids))
+	windowed := false
+	for i, s := range ids {
+		if len(s) <= maxLen {
+			seqs, owner = append(seqs, s), append(owner, i)
+			continue
+		}
+		windowed = true
+		first, last := s[0], s[len(s)-1] // [CLS] and [SEP]
+		for body := s[1 : len(s)-1]; len(body) > 0; {
+			n := min(len(body), maxLen-2)
+			win := make([]int32, 0, n+2)
+			win = append(append(append(win, first), body[:n]...), last)
+			seqs, owner = append(seqs, win), append(owner, i)
+			body = body[n:]
+		}
+	}
+	vecs := out
+	if windowed {
+		vblock := make([]float32, len(seqs)*h)
+		vecs = make([][]float32, len(seqs))
+		for j := range vecs {
+			vecs[j] = vblock[j*h : (j+1)*h : (j+1)*h]
+		}
+	}
+	for lo := 0; lo < len(seqs); {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("bert: %w", err)
 		}
 		hi, tokens := lo, 0
-		for hi < len(texts) && (hi == lo || tokens+len(ids[hi]) <= e.opts.BatchTokens) {
-			tokens += len(ids[hi])
+		for hi < len(seqs) && (hi == lo || tokens+len(seqs[hi]) <= e.opts.BatchTokens) {
+			tokens += len(seqs[hi])
 			hi++
 		}
-		w.forward(ids[lo:hi], out[lo:hi], workers)
+		w.forward(seqs[lo:hi], vecs[lo:hi], workers)
 		lo = hi
 	}
+	if windowed {
+		poolWindows(out, vecs, seqs, owner)
+	}
 	return out, nil
+}
+
+// poolWindows sets each text's vector to the mean of its sequences' vectors
+// weighted by their lengths, normalised; a text of one sequence keeps its
+// vector as it is.
+func poolWindows(out, vecs [][]float32, seqs [][]int32, owner []int) {
+	for j := 0; j < len(seqs); {
+		i, k := owner[j], j
+		for k < len(seqs) && owner[k] == i {
+			k++
+		}
+		if k-j == 1 {
+			copy(out[i], vecs[j])
+			j = k
+			continue
+		}
+		sum := make([]float64, len(out[i]))
+		for ; j < k; j++ {
+			wt := float64(len(seqs[j]))
+			for d, x := range vecs[j] {
+				sum[d] += wt * float64(x)
+			}
+		}
+		for d := range sum {
+			out[i][d] = float32(sum[d])
+		}
+		normalize(out[i])
+	}
 }

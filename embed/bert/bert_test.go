@@ -15,7 +15,7 @@ func TestModelID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := e.Model(), "all-minilm-l6-v2-v1"; got != want {
+	if got, want := e.Model(), "all-minilm-l6-v2-v2"; got != want {
 		t.Errorf("Model() = %q, want %q", got, want)
 	}
 	if e.Dim() != 384 || e.MaxTokens() != 256 {
@@ -112,6 +112,69 @@ func TestEmbedCancelled(t *testing.T) {
 	}
 }
 
+// TestWindows: a text longer than the model's maximum is embedded as its
+// windows, pooled by length. "word" and "cat" are one word piece each, so 254
+// of each fill exactly one window apiece, whose vectors are those of the two
+// halves embedded alone; a text cut to one window is the first half's.
+func TestWindows(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := New(Options{Windows: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	piece := e.MaxTokens() - 2
+	a, b := strings.Repeat("word ", piece), strings.Repeat("cat ", piece)
+	for _, s := range []string{a, b} {
+		if ids, _ := e.Tokenize(s); len(ids) != e.MaxTokens() {
+			t.Fatalf("%d ids for %d repeats: the fixture no longer fills one window", len(ids), piece)
+		}
+	}
+	ctx := context.Background()
+	halves, err := e.Embed(ctx, []string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, len(halves[0]))
+	for d := range want {
+		want[d] = halves[0][d] + halves[1][d] // equal lengths: equal weights
+	}
+	normalize(want)
+	// The long text among short ones, so batches mix windows and texts.
+	got, err := e.Embed(ctx, []string{"short", a + b, "also short"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cosine(got[1], want); c < 0.99999 {
+		t.Errorf("two windows: cosine %.6f to the pooled halves", c)
+	}
+	short, _ := e.Embed(ctx, []string{"short"})
+	if c := cosine(got[0], short[0]); c < 0.999999 {
+		t.Errorf("a short text beside a long one: cosine %.6f to itself alone", c)
+	}
+	cut, err := one.Embed(ctx, []string{a + b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cosine(cut[0], halves[0]); c < 0.99999 {
+		t.Errorf("Windows 1: cosine %.6f to the first half", c)
+	}
+	// Past Options.Windows the rest is cut: three halves at Windows 2 are two.
+	two, err := New(Options{Windows: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got2, err := two.Embed(ctx, []string{a + b + a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cosine(got2[0], want); c < 0.99999 {
+		t.Errorf("Windows 2 of three: cosine %.6f to the first two pooled", c)
+	}
+}
+
 func TestNewFromDataErrors(t *testing.T) {
 	header := func(from, to string) string {
 		if !strings.Contains(minilm[:4096], from) {
@@ -129,6 +192,9 @@ func TestNewFromDataErrors(t *testing.T) {
 		if _, err := NewFromData(data, Options{}); err == nil {
 			t.Errorf("%s: NewFromData succeeded", name)
 		}
+	}
+	if _, err := New(Options{Windows: -1}); err == nil {
+		t.Error("negative Windows accepted")
 	}
 	if _, err := New(Options{Workers: -1}); err == nil {
 		t.Error("negative Workers accepted")

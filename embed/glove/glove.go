@@ -148,6 +148,9 @@ func modelID(h vecfile.Header, o Options) string {
 // Model names the model and pooling, e.g. "glove100-mean-v1".
 func (e *Embedder) Model() string { return e.model }
 
+// InProcess is true: the model runs in this process (embed.InProcess).
+func (e *Embedder) InProcess() bool { return true }
+
 // Dim is the vector length (100 for the built-in file).
 func (e *Embedder) Dim() int { return e.hdr.Dim }
 

@@ -111,6 +111,9 @@ func NewFromData(data string) (*Embedder, error) {
 // Model names the model, e.g. "minilm-static256-v1".
 func (e *Embedder) Model() string { return e.model }
 
+// InProcess is true: the model runs in this process (embed.InProcess).
+func (e *Embedder) InProcess() bool { return true }
+
 // Dim is the vector length.
 func (e *Embedder) Dim() int { return e.meta.Dim }
 

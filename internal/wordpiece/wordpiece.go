@@ -171,9 +171,17 @@ func (t *Tokenizer) Token(id int32) string {
 // MaxLen is the configured limit on a text's ids (0: none).
 func (t *Tokenizer) MaxLen() int { return t.maxLen }
 
-// Encode appends the ids of text to dst and returns it. Invalid UTF-8 bytes
-// count as U+FFFD, which the normaliser removes.
-func (t *Tokenizer) Encode(dst []int32, text string) []int32 {
+// Encode appends the ids of text to dst and returns it, cut at MaxLen.
+// Invalid UTF-8 bytes count as U+FFFD, which the normaliser removes.
+func (t *Tokenizer) Encode(dst []int32, text string) []int32 { return t.encode(dst, text, t.maxLen) }
+
+// EncodeUpTo is Encode with limit in place of MaxLen (0: none), for callers
+// that split a long text into several model-sized windows themselves.
+func (t *Tokenizer) EncodeUpTo(dst []int32, text string, limit int) []int32 {
+	return t.encode(dst, text, max(limit, 0))
+}
+
+func (t *Tokenizer) encode(dst []int32, text string, maxLen int) []int32 {
 	sc, _ := t.pool.Get().(*scratch)
 	if sc == nil {
 		sc = &scratch{word: make([]byte, 0, 64), pieces: make([]int32, 0, 32)}
@@ -182,8 +190,8 @@ func (t *Tokenizer) Encode(dst []int32, text string) []int32 {
 	if t.prefix >= 0 {
 		e.out = append(e.out, t.prefix)
 	}
-	if t.maxLen > 0 {
-		e.budget = t.maxLen - t.fixed()
+	if maxLen > 0 {
+		e.budget = max(maxLen-t.fixed(), 0)
 	}
 	for text != "" && e.budget != 0 {
 		seg, sp, rest := t.nextSpecial(text)
