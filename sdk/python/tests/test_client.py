@@ -66,6 +66,21 @@ def test_async_tenants(server: Server, key: Callable[[str], str]) -> None:
     asyncio.run(run())
 
 
+def test_async_import_from_an_async_iterable(server: Server, key: Callable[[str], str]) -> None:
+    async def lines() -> Any:
+        for i in range(3):
+            yield {"id": f"ai{i}", "text": f"streamed memory {i}"}
+            await asyncio.sleep(0)
+        yield b'{"id": "ai3", "text": "a line as bytes"}'
+
+    async def run() -> None:
+        async with em.AsyncEngramClient(server.url, key("b")) as c:
+            res = await c.import_jsonl(lines())
+            assert res.ids == ["ai0", "ai1", "ai2", "ai3"]
+            assert (await c.get("ai3")).text == "a line as bytes"
+    asyncio.run(run())
+
+
 # ---- configuration ----
 
 

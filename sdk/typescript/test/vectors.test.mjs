@@ -101,6 +101,11 @@ test("shared vectors", async () => {
   assert.deepStrictEqual(failures, []);
 });
 
+test("the served document is the one the types are generated from", async () => {
+  const served = await new EngramClient({ url: server.url, apiKey: "" }).openapi();
+  assert.deepStrictEqual(served, JSON.parse(readFileSync(join(repo, "server/httpapi/openapi.json"), "utf8")));
+});
+
 test("every operation of the document has a call and a vector", () => {
   const doc = JSON.parse(readFileSync(join(repo, "server/httpapi/openapi.json"), "utf8"));
   const ops = Object.values(doc.paths).flatMap((p) => Object.values(p)).filter((o) => o && o.operationId).map((o) => o.operationId);
