@@ -333,3 +333,38 @@ def test_export_retries_before_the_stream(scripted: Callable[[list[Any]], Script
     with em.EngramClient(s.url, backoff=0.01) as c:
         assert len(list(c.export())) == 3
     assert len(s.requests) == 2
+
+
+def test_export_parser_any_split() -> None:
+    """The export parser reads the same lines and trailer however the bytes arrive."""
+    import random
+
+    from engram_memory._core import Config
+    from engram_memory._export import _Protocol
+
+    lines = [json.dumps({"id": f"u{i}", "text": "Zoë ☎ " * i}, ensure_ascii=False).encode() + b"\n" for i in range(40)]
+    body = b"".join(b"%x\r\n%s\r\n" % (len(line), line) for line in lines)
+    wire = (b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n"
+            b"Trailer: Engram-Export-Count\r\n\r\n" + body + b"0\r\nEngram-Export-Count: 40\r\n\r\n")
+    cfg = Config.make("http://127.0.0.1:1", "", 1.0, 0, 0.1, 1.0, None)
+    rng = random.Random(15)
+    for _ in range(200):
+        p = _Protocol(cfg, "/v1/export")
+        p.request()
+        got: list[bytes] = []
+        i = 0
+        while i < len(wire):
+            n = rng.randint(1, 97)
+            p.feed(wire[i:i + n])
+            got.extend(p.take())
+            i += n
+        assert p.done and got == lines and p.check() == 40
+        # The same bytes cut anywhere before the end never pass as complete.
+        cut = rng.randint(1, len(wire) - 1)
+        q = _Protocol(cfg, "/v1/export")
+        q.request()
+        q.feed(wire[:cut])
+        started = q.status is not None
+        with pytest.raises(em.ExportIncomplete if started else em.Unreachable):
+            q.feed(b"")  # the connection closes
+            q.check()
