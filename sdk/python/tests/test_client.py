@@ -368,3 +368,23 @@ def test_export_parser_any_split() -> None:
         with pytest.raises(em.ExportIncomplete if started else em.Unreachable):
             q.feed(b"")  # the connection closes
             q.check()
+
+
+def test_concurrent_tenants(server: Server, key: Callable[[str], str]) -> None:
+    """Three tenants writing and searching at once each see only their own."""
+    names = ["a1", "a2", "b"]
+
+    async def tenant(name: str) -> None:
+        async with em.AsyncEngramClient(server.url, key(name)) as c:
+            await asyncio.gather(*(c.add(f"{name} says the shared word zebra number {i}", id=f"z{i}")
+                                   for i in range(30)))
+            results = await asyncio.gather(*(c.search("shared word zebra", mode="bm25", limit=50, no_record=True)
+                                             for _ in range(10)))
+            for r in results:
+                assert len(r.results) == 30 and all(x.text.startswith(name + " ") for x in r.results)
+            mems = [m async for m in c.export()]
+            assert len(mems) == 30 and all(m.text.startswith(name + " ") for m in mems)
+
+    async def run() -> None:
+        await asyncio.gather(*(tenant(n) for n in names))
+    asyncio.run(run())

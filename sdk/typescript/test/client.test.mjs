@@ -230,3 +230,19 @@ test("export retries before the stream starts", async () => {
     await s.close();
   }
 });
+
+test("three tenants writing and searching at once each see only their own", async () => {
+  await Promise.all(["a1", "a2", "b"].map(async (name) => {
+    const c = new EngramClient({ url: server.url, apiKey: key(name) });
+    await Promise.all(Array.from({ length: 30 }, (_, i) => c.add({ id: `z${i}`, text: `${name} says the shared word zebra number ${i}` })));
+    const all = await Promise.all(Array.from({ length: 10 }, () => c.search({ query: "shared word zebra", mode: "bm25", limit: 50, no_record: true })));
+    for (const r of all) {
+      assert.equal(r.results.length, 30);
+      assert.ok(r.results.every((x) => x.text.startsWith(name + " ")));
+    }
+    const mems = (await collect(c.export())).filter((m) => m.id.startsWith("z"));
+    assert.equal(mems.length, 30);
+    assert.ok(mems.every((m) => m.text.startsWith(name + " ")));
+    for (let i = 0; i < 30; i++) await c.delete(`z${i}`);
+  }));
+});
