@@ -1,0 +1,323 @@
+"""What the sync and async clients share: configuration, how each route's
+request is built, when a call is retried, and how answers become results."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Generic, Iterable, Mapping, TypeVar, Union
+from urllib.parse import quote
+
+import httpx
+
+from . import _types as t
+from ._errors import EngramError, error_from
+
+T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:7077"
+"""Where ``engram serve`` listens by default."""
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""Answers an idempotent call is retried on."""
+
+EXPORT_TRAILER = "engram-export-count"
+
+__version__ = "0.1.0"
+USER_AGENT = f"engram-memory-python/{__version__}"
+
+
+@dataclass
+class Config:
+    url: str
+    api_key: str | None
+    timeout: float | None
+    max_retries: int
+    backoff: float
+    max_backoff: float
+    headers: dict[str, str]
+
+    @classmethod
+    def make(
+        cls,
+        url: str | None,
+        api_key: str | None,
+        timeout: float | None,
+        max_retries: int,
+        backoff: float,
+        max_backoff: float,
+        headers: Mapping[str, str] | None,
+    ) -> "Config":
+        url = url or os.environ.get("ENGRAM_URL") or DEFAULT_URL
+        if not (url.startswith("http://") or url.startswith("https://")):
+            raise ValueError(f"url {url!r}: want http://HOST:PORT or https://HOST:PORT")
+        if api_key is None:
+            api_key = os.environ.get("ENGRAM_API_KEY") or None
+        if max_retries < 0:
+            raise ValueError(f"max_retries {max_retries}: must not be negative")
+        h = {"User-Agent": USER_AGENT}
+        if api_key:
+            h["Authorization"] = f"Bearer {api_key}"
+        h.update(headers or {})
+        return cls(url.rstrip("/"), api_key, timeout, max_retries, backoff, max_backoff, h)
+
+    def delay(self, attempt: int, resp: httpx.Response | None) -> float:
+        """Seconds to wait before retry ``attempt`` (from 0): exponential with
+        jitter, at least a Retry-After the server sent, at most max_backoff."""
+        d = min(self.max_backoff, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
+        if resp is not None:
+            ra = resp.headers.get("Retry-After", "")
+            if ra.isdigit():
+                d = max(d, float(ra))
+        return float(min(d, self.max_backoff))
+
+
+_NOBODY: Any = object()
+
+
+@dataclass
+class Call(Generic[T]):
+    """One request of a route and how to read its answer."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    params: list[tuple[str, str]] = field(default_factory=list)
+    json: Any = _NOBODY
+    content: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    idempotent: bool = False
+
+    def kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {"params": self.params or None, "headers": self.headers or None}
+        if self.json is not _NOBODY:
+            kw["content"] = json.dumps(self.json, default=_json_default).encode()
+            kw["headers"] = {**self.headers, "Content-Type": "application/json"}
+        elif self.content is not None:
+            kw["content"] = self.content
+        return kw
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return time_str(v)
+    if isinstance(v, t.Memory):
+        return v.raw
+    if isinstance(v, (set, frozenset, tuple)):
+        return list(v)
+    raise TypeError(f"{type(v).__name__} is not JSON")
+
+
+def time_str(v: t.Time) -> str:
+    if isinstance(v, datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=timezone.utc)
+        return v.isoformat()
+    return v
+
+
+def scope_str(scope: Union[str, t.Scope]) -> str:
+    """A scope as the query parameter's k=v,k=v."""
+    if isinstance(scope, str):
+        return scope
+    return ",".join(f"{k}={v}" for k, v in sorted(scope.items()))
+
+
+def _id_path(id: str, suffix: str = "") -> str:
+    if not id:
+        raise ValueError("id: must not be empty")
+    return "/v1/memories/" + quote(id, safe="") + suffix
+
+
+def _within(within: Union[str, t.Scope, None]) -> list[tuple[str, str]]:
+    return [("scope", scope_str(within))] if within else []
+
+
+def _body(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _parser(cls: type[T]) -> Callable[[Any], T]:
+    return lambda data: t.from_json(cls, data)
+
+
+def _identity(data: Any) -> Any:
+    return data
+
+
+# ---- one builder per operation of the OpenAPI document ----
+
+
+def add(text: str, fields: Mapping[str, Any]) -> Call[t.AddResult]:
+    return Call("POST", "/v1/memories", _parser(t.AddResult), json={**_body(fields), "text": text})
+
+
+def add_many(memories: Iterable[Mapping[str, Any] | t.Memory]) -> Call[t.AddResult]:
+    ms = [m.raw if isinstance(m, t.Memory) else dict(m) for m in memories]
+    if not ms:
+        raise ValueError("memories: none given")
+    return Call("POST", "/v1/memories", _parser(t.AddResult), json={"memories": ms})
+
+
+def list_params(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    params: list[tuple[str, str]] = []
+    for k, v in options.items():
+        if v is None:
+            continue
+        if k == "scope":
+            params.append(("scope", scope_str(v)))
+        elif k == "tag" and not isinstance(v, str):
+            params.extend(("tag", str(x)) for x in v)
+        elif k in ("since", "until"):
+            params.append((k, time_str(v)))
+        else:
+            params.append((k, str(v)))
+    return params
+
+
+def list_memories(options: Mapping[str, Any]) -> Call[t.ListPage]:
+    return Call("GET", "/v1/memories", _parser(t.ListPage), params=list_params(options), idempotent=True)
+
+
+def delete_scope(scope: Union[str, t.Scope]) -> Call[t.Deleted]:
+    # No scope is sent as none: the server refuses it (BadRequest).
+    s = scope_str(scope)
+    return Call("DELETE", "/v1/memories", _parser(t.Deleted), params=[("scope", s)] if s else [], idempotent=True)
+
+
+def get(id: str, within: Union[str, t.Scope, None]) -> Call[t.Memory]:
+    return Call("GET", _id_path(id), _parser(t.Memory), params=_within(within), idempotent=True)
+
+
+def update(id: str, patch: Mapping[str, Any], within: Union[str, t.Scope, None]) -> Call[t.Memory]:
+    # A patch sets the fields it names: sending it twice leaves the same memory.
+    return Call("PATCH", _id_path(id), _parser(t.Memory), params=_within(within), json=_body(patch), idempotent=True)
+
+
+def delete(id: str, within: Union[str, t.Scope, None]) -> Call[t.Deleted]:
+    return Call("DELETE", _id_path(id), _parser(t.Deleted), params=_within(within), idempotent=True)
+
+
+def favorite(id: str, on: bool, within: Union[str, t.Scope, None]) -> Call[t.Memory]:
+    return Call("POST", _id_path(id, "/favorite"), _parser(t.Memory), params=_within(within),
+                json={"favorite": on}, idempotent=True)
+
+
+def touch(id: str, within: Union[str, t.Scope, None]) -> Call[t.Touched]:
+    # Each touch counts a use: never repeated behind the caller's back.
+    return Call("POST", _id_path(id, "/touch"), _parser(t.Touched), params=_within(within))
+
+
+def search(query: str, options: Mapping[str, Any]) -> Call[t.SearchResponse]:
+    body = _body(options)
+    body["query"] = query
+    # A search that records uses is retried only when it records none.
+    return Call("POST", "/v1/search", _parser(t.SearchResponse), json=body, idempotent=bool(body.get("no_record")))
+
+
+def inject(prompt: str, options: Mapping[str, Any]) -> Call[t.Injection]:
+    body = _body(options)
+    body["prompt"] = prompt
+    return Call("POST", "/v1/inject", _parser(t.Injection), json=body, idempotent=bool(body.get("no_record")))
+
+
+def brief(options: Mapping[str, Any]) -> Call[t.Brief]:
+    # A briefing records no use.
+    return Call("POST", "/v1/brief", _parser(t.Brief), json=_body(options), idempotent=True)
+
+
+def import_jsonl(content: Any, skip_invalid: bool) -> Call[t.ImportResult]:
+    params = [("skip_invalid", "true")] if skip_invalid else []
+    return Call("POST", "/v1/import", _parser(t.ImportResult), params=params, content=content,
+                headers={"Content-Type": "application/x-ndjson"})
+
+
+def stats() -> Call[t.Stats]:
+    return Call("GET", "/v1/stats", _parser(t.Stats), idempotent=True)
+
+
+def healthz() -> Call[t.Status]:
+    return Call("GET", "/healthz", _parser(t.Status), idempotent=True)
+
+
+def readyz() -> Call[t.Status]:
+    return Call("GET", "/readyz", _parser(t.Status), idempotent=True)
+
+
+def openapi() -> Call[dict[str, Any]]:
+    return Call("GET", "/openapi.json", _identity, idempotent=True)
+
+
+def mcp(message: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    return Call("POST", "/mcp", _identity, json=dict(message),
+                headers={"Accept": "application/json, text/event-stream"})
+
+
+def request(method: str, path: str, params: Any, json_body: Any, content: Any,
+            headers: Mapping[str, str] | None) -> Call[Any]:
+    if not path.startswith("/"):
+        raise ValueError(f"path {path!r}: want an absolute path such as /v1/stats")
+    c: Call[Any] = Call(method.upper(), path, _identity, params=list(params.items()) if isinstance(params, Mapping)
+                        else list(params or []), content=content, headers=dict(headers or {}),
+                        idempotent=method.upper() in ("GET", "HEAD", "DELETE"))
+    if json_body is not None:
+        c.json = json_body
+    return c
+
+
+# ---- answers ----
+
+
+def answer(call: Call[T], resp: httpx.Response) -> T:
+    """The call's result from a complete answer, or the API error it carries."""
+    if resp.status_code >= 400:
+        raise failure(resp.status_code, resp.content, resp.reason_phrase)
+    if not resp.content:
+        return call.parse({})
+    try:
+        data = resp.json()
+    except ValueError as e:
+        raise EngramError(f"{call.method} {call.path}: answer is not JSON: {e}", code="bad_answer",
+                          status=resp.status_code) from None
+    return call.parse(data)
+
+
+def failure(status: int, body: bytes, reason: str) -> EngramError:
+    try:
+        data = json.loads(body) if body else None
+    except ValueError:
+        data = None
+    return error_from(status, data, f"HTTP {status} {reason}".strip())
+
+
+def jsonl_chunks(source: Any) -> Iterable[bytes]:
+    """An import body, streamed: bytes or str as they are, a binary or text
+    file in pieces, or an iterable of memories (dicts or Memory) or of lines."""
+    if isinstance(source, (bytes, bytearray)):
+        yield bytes(source)
+        return
+    if isinstance(source, str):
+        yield source.encode()
+        return
+    read = getattr(source, "read", None)
+    if read is not None:
+        while True:
+            piece = read(64 << 10)
+            if not piece:
+                return
+            yield piece.encode() if isinstance(piece, str) else piece
+    for item in source:
+        if isinstance(item, (bytes, bytearray)):
+            line = bytes(item)
+        elif isinstance(item, str):
+            line = item.encode()
+        elif isinstance(item, t.Memory):
+            line = json.dumps(item.raw, separators=(",", ":")).encode()
+        elif isinstance(item, Mapping):
+            line = json.dumps(dict(item), default=_json_default, separators=(",", ":")).encode()
+        else:
+            raise TypeError(f"import: a line must be a dict, a Memory, str or bytes, not {type(item).__name__}")
+        yield line if line.endswith(b"\n") else line + b"\n"

@@ -1,0 +1,409 @@
+"""Typed results and request options. Field names are the JSON contract's.
+
+Results are dataclasses built from the server's JSON; each keeps the JSON it
+came from in ``raw`` (not compared, not shown), so a Memory from an export
+goes back through an import exactly as it was. Options are TypedDicts whose
+keys are the request body's fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Mapping, Sequence, TypeVar, Union, get_args, get_origin, get_type_hints
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, Required, TypedDict
+else:
+    from typing_extensions import NotRequired, Required, TypedDict
+
+T = TypeVar("T")
+
+Scope = Mapping[str, str]
+"""Tenant dimensions such as user, agent, team, project, session."""
+
+Time = Union[str, datetime]
+"""An RFC 3339 time, a date (YYYY-MM-DD), an age such as ``7d`` or ``36h``, or a datetime."""
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        for arg in get_args(tp):
+            if arg is type(None):
+                continue
+            return _convert(arg, value)
+        return value
+    if origin in (list, Sequence) and isinstance(value, list):
+        (arg,) = get_args(tp) or (Any,)
+        return [_convert(arg, v) for v in value]
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp) and isinstance(value, dict):
+        return from_json(tp, value)
+    return value
+
+
+_hints: dict[type, dict[str, Any]] = {}
+
+
+def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
+    """Build dataclass ``cls`` from a JSON object; absent fields take their defaults."""
+    hints = _hints.get(cls)
+    if hints is None:
+        hints = _hints[cls] = get_type_hints(cls)
+    kw: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name == "raw":
+            continue
+        if f.name in data:
+            kw[f.name] = _convert(hints[f.name], data[f.name])
+    obj = cls(**kw)
+    object.__setattr__(obj, "raw", dict(data))
+    return obj
+
+
+def _raw() -> Any:
+    return field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class Embedding:
+    model: str
+    dim: int = 0
+    vector: list[float] | None = None
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Memory:
+    """A stored memory, as GET /v1/memories/{id}, a listing or an export give it."""
+
+    id: str
+    text: str
+    type: str
+    created_at: str
+    updated_at: str
+    name: str = ""
+    description: str = ""
+    scene: str = ""
+    scope: dict[str, str] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    source: str = ""
+    metadata: dict[str, Any] | None = None
+    favorite: bool = False
+    uses: int = 0
+    demand: float = 0.0
+    demand_at: str | None = None
+    content_hash: str = ""
+    embedding: Embedding | None = None
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Merged:
+    index: int
+    id: str
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class AddResult:
+    ids: list[str]
+    embedded: int = 0
+    deferred: str = ""
+    merged: list[Merged] = field(default_factory=list)
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class ListPage:
+    memories: list[Memory]
+    next_cursor: str | None = None
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class LegBM25:
+    rank: int
+    score: float
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class LegVector:
+    rank: int
+    cosine: float
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Boosts:
+    favorite: float = 1.0
+    demand: float = 1.0
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Rerank:
+    score: float
+    pre_rank: int = 0
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class MMR:
+    pre_rank: int = 0
+    redundancy: float = 0.0
+    score: float = 0.0
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Explain:
+    """Where a result's score came from; a leg that did not return the result is None."""
+
+    bm25: LegBM25 | None = None
+    vector: LegVector | None = None
+    rrf: float = 0.0
+    boosts: Boosts = field(default_factory=Boosts)
+    relevance: float = 0.0
+    rerank: Rerank | None = None
+    mmr: MMR | None = None
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Result:
+    """One recalled memory with its score and explanation."""
+
+    id: str
+    text: str
+    type: str
+    created_at: str
+    score: float = 0.0
+    explain: Explain | None = None
+    name: str = ""
+    description: str = ""
+    scene: str = ""
+    scope: dict[str, str] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    source: str = ""
+    favorite: bool = False
+    excerpt: str = ""
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class BriefItem(Result):
+    reason: str = ""
+
+
+@dataclass
+class Degraded:
+    stage: str
+    reason: str
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Fusion:
+    method: str
+    k: float = 0.0
+    weights: dict[str, float] = field(default_factory=dict)
+    weight_source: str = ""
+    candidates: int = 0
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    strategy: str
+    results: list[Result]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    qid: str = ""
+    fusion: Fusion | None = None
+    stages: list[str] | None = None
+    degraded: list[Degraded] | None = None
+    relevance_bar: float = 0.0
+    min_relevance: float = 0.0
+    below_bar: int = 0
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Injection:
+    results: list[Result]
+    text: str
+    strategy: str
+    degraded: list[Degraded] | None = None
+    min_relevance: float = 0.0
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Brief:
+    items: list[BriefItem]
+    text: str
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Skipped:
+    line: int
+    error: str
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class ImportResult:
+    ids: list[str] | None
+    embedded: int = 0
+    deferred: str = ""
+    merged: list[Merged] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Stats:
+    memories: int
+    favorites: int
+    types: dict[str, int]
+    embedded: dict[str, int]
+    embedder: str
+    path: str = ""
+    file_bytes: int = 0
+    vector_weight: float = 0.0
+    weight_source: str = ""
+    change_seq: int = 0
+    bad_rows: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Deleted:
+    deleted: int
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Touched:
+    touched: int
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Status:
+    status: str
+    raw: dict[str, Any] = _raw()
+
+
+# ---- request options (the request body's fields) ----
+
+
+class Filter(TypedDict, total=False):
+    scope: Scope
+    type: str
+    scene: str
+    tags: Sequence[str]
+    source: str
+    since: Time
+    until: Time
+
+
+class SearchOptions(Filter, total=False):
+    qid: str
+    limit: int
+    mode: Literal["hybrid", "bm25", "vector"]
+    candidates: int
+    bm25_weight: float
+    vector_weight: float
+    fusion: Literal["rrf", "rsf", "dbsf", "native"]
+    rrf_k: float
+    rerank: bool
+    hyde: bool
+    mmr: bool
+    mmr_lambda: float
+    min_relevance: float
+    model_bar: bool
+    no_record: bool
+
+
+class InjectOptions(Filter, total=False):
+    budget: int
+    limit: int
+    min_relevance: float
+    no_record: bool
+
+
+class BriefOptions(Filter, total=False):
+    budget: int
+    limit: int
+    no_record: bool
+
+
+class MemoryFields(TypedDict, total=False):
+    id: str
+    name: str
+    description: str
+    type: str
+    scene: str
+    scope: Scope
+    tags: Sequence[str] | None
+    source: str
+    metadata: Mapping[str, Any] | None
+    favorite: bool
+    created_at: Time
+    updated_at: Time
+    uses: int
+    demand: float
+    demand_at: Time | None
+    content_hash: str
+    embedding: Mapping[str, Any] | None
+
+
+class MemoryInput(MemoryFields, total=False):
+    text: Required[str]
+
+
+class Patch(TypedDict, total=False):
+    name: str
+    description: str
+    text: str
+    type: str
+    scene: str
+    scope: Scope
+    tags: Sequence[str]
+    source: str
+    metadata: Mapping[str, Any]
+    favorite: bool
+
+
+Order = Literal["-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id"]
+
+
+class ListOptions(TypedDict, total=False):
+    scope: Union[str, Scope]
+    type: str
+    scene: str
+    source: str
+    tag: Union[str, Sequence[str]]
+    since: Time
+    until: Time
+    order: Order
+    limit: int
+    cursor: str
+
+
+__all__ = [
+    "AddResult", "Boosts", "Brief", "BriefItem", "BriefOptions", "Degraded", "Deleted", "Embedding", "Explain",
+    "Filter", "Fusion", "ImportResult", "Injection", "InjectOptions", "LegBM25", "LegVector", "ListOptions",
+    "ListPage", "Memory", "MemoryFields", "MemoryInput", "Merged", "MMR", "NotRequired", "Order", "Patch",
+    "Rerank", "Result", "Scope", "SearchOptions", "SearchResponse", "Skipped", "Stats", "Status", "Time",
+    "Touched",
+]
