@@ -87,6 +87,7 @@ type Describer interface {
 
 // Description is a store's store-wide figures.
 type Description struct {
+	Kind      string // what the backend is: "sqlite", "weaviate"
 	Path      string // where the store lives (a file, a URL)
 	Bytes     int64  // its size on disk, 0 if unknown
 	ChangeSeq int64  // the last change applied, 0 if the store has no change log
@@ -155,4 +156,23 @@ type Tally struct {
 // other rules hold. Without it the engine stores duplicates.
 type Merger interface {
 	PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, err error)
+}
+
+// Pinger is a backend on a server that can be down: Ping asks whether it
+// answers now (a server's /readyz asks before it says ready). A backend
+// without it is ready whenever it is open.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// StatsScoper is a backend whose BM25 statistics are kept per value of one
+// scope key rather than per full scope: Weaviate keeps them per tenant, one
+// shard per value of the tenant key. Scores seen in a scope that names that
+// key depend on the memories of its tenant only, so a tenant never senses
+// another's; memories of the same tenant outside the caller's scope (a
+// sibling user of the same team) do move them. StatsKey "" means one set of
+// statistics for the whole store. A backend without StatsScoper keeps them
+// per full scope (Searcher.Legs), as SQLite does.
+type StatsScoper interface {
+	StatsKey() string
 }

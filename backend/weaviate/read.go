@@ -116,7 +116,9 @@ func (s *Store) getMany(ctx context.Context, scope map[string]string, ids []stri
 		for start := 0; start < len(ids); start += maxIDsPerRequest {
 			chunk := ids[start:min(start+maxIDsPerRequest, len(ids))]
 			ops := append([]operand{idsOperand(chunk)}, scopeOps...)
-			args := "where:" + where(ops) + ",limit:" + strconv.Itoa(len(chunk))
+			// An id names one memory per scope: every one in scope is read, so
+			// that an id held by several is seen to be ambiguous.
+			args := "where:" + where(ops) + ",limit:" + strconv.Itoa(MaxK)
 			ms, err := s.fetch(ctx, tenant, args, f, withVectors)
 			if err != nil {
 				return err
