@@ -42,6 +42,10 @@ type LegPlace struct {
 // HybridResult is a native hybrid's answer, best first.
 type HybridResult struct {
 	Hits []HybridHit
+	// K is the fusion's k in Engram's RRF terms, Σ w/(k+rank) with 1-based
+	// ranks, when the backend fuses by rank (Weaviate's rankedFusion: 59); 0
+	// otherwise. A backend's k is its own: a query's rrf_k does not change it.
+	K float64
 	// Bound is as in LegResult.
 	Bound float64
 	Took  time.Duration

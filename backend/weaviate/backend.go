@@ -585,6 +585,11 @@ func toHits(hs []Hit, withVectors bool, model string) []backend.Hit {
 	return out
 }
 
+// NativeRRFK is Weaviate's rankedFusion k in Engram's terms: Weaviate adds
+// w/(60+i) with i the 0-based rank, which is w/(59+rank) with Engram's
+// 1-based ranks (TestExplainRanks reads it back from explainScore).
+const NativeRRFK = weaviateRRFK - 1
+
 // Hybrid is one Weaviate hybrid query with rankedFusion, the filter inside,
 // Engram's weights as alpha; both legs also run on their own, concurrently,
 // so that every hit carries each leg's rank and score for explain and the
@@ -637,7 +642,7 @@ func (b *Backend) Hybrid(ctx context.Context, q backend.HybridQuery) (*backend.H
 		}
 		res.Hits = append(res.Hits, hh)
 	}
-	res.Bound, res.Took = bound, time.Since(t)
+	res.Bound, res.Took, res.K = bound, time.Since(t), NativeRRFK
 	return res, nil
 }
 
