@@ -34,7 +34,7 @@ func TestMigrateRoundTrip(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"id":"m%03d","text":"note %d about the deploy of service %d","scope":%s,"tags":["t%d"],"favorite":%t}`,
 			i%200, i, i%7, scope, i%4, i%5 == 0))
 	}
-	mustCLI(t, src, strings.Join(lines, "\n")+"\n", "import")
+	mustCLI(t, src, strings.Join(lines, "\n")+"\n", "import", "-")
 	mustCLI(t, src, "", "touch", "m050")
 	want := mustCLI(t, src, "", "export")
 	if n := strings.Count(want, "\n"); n != 230 {
