@@ -180,3 +180,15 @@ type Pinger interface {
 type StatsScoper interface {
 	StatsKey() string
 }
+
+// Completer is a backend whose legs return partial memories to keep their
+// answers small: each hit's Memory has at least its id, scope, type, scene,
+// tags, source, created_at, favorite and use counters (what filters, fusion
+// and the boosts read), and may lack its texts and metadata. The engine
+// completes the few candidates it keeps after the boosts with one Complete
+// call, which returns each memory as stored (without its vector, as a leg
+// would), in order, nil for one deleted since. Without Completer the legs'
+// memories are complete.
+type Completer interface {
+	Complete(ctx context.Context, partial []*memory.Memory) ([]*memory.Memory, error)
+}

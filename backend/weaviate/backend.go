@@ -43,6 +43,7 @@ var (
 	_ backend.Tallier     = (*Backend)(nil)
 	_ backend.Pinger      = (*Backend)(nil)
 	_ backend.StatsScoper = (*Backend)(nil)
+	_ backend.Completer   = (*Backend)(nil)
 )
 
 // modelsTTL is how long Models trusts what it last counted when this process
@@ -527,7 +528,10 @@ func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegRes
 	if q.K <= 0 {
 		return res, nil
 	}
-	lq := LegQuery{Text: q.Text, Vector: q.Vector, Model: q.Model, Filter: q.Filter, K: min(q.K, MaxK), WithVectors: q.WithVectors}
+	// Lean hits (Complete fills in the few the engine keeps), unless the
+	// vectors are wanted, which only a full read carries.
+	lq := LegQuery{Text: q.Text, Vector: q.Vector, Model: q.Model, Filter: q.Filter, K: min(q.K, MaxK), WithVectors: q.WithVectors,
+		Lean: !q.WithVectors}
 	var (
 		wg            sync.WaitGroup
 		bmErr, vecErr error
@@ -535,17 +539,16 @@ func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegRes
 		vecHits       []Hit
 		bound         float64
 	)
+	var bndErr error
 	if q.Text != "" {
-		wg.Add(1)
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			t := time.Now()
 			bmHits, bmErr = b.s.BM25(ctx, lq)
-			if bmErr == nil {
-				bound, bmErr = b.bound(ctx, q.Text, q.Filter.Scope)
-			}
 			res.BM25Took = time.Since(t)
 		}()
+		go func() { defer wg.Done(); bound, bndErr = b.bound(ctx, q.Text, q.Filter.Scope) }()
 	}
 	if q.Vector != nil {
 		wg.Add(1)
@@ -560,7 +563,7 @@ func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegRes
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(bmErr, vecErr); err != nil {
+	if err := errors.Join(bmErr, vecErr, bndErr); err != nil {
 		return nil, err
 	}
 	res.BM25, res.Vector, res.Bound = toHits(bmHits, q.WithVectors, q.Model), toHits(vecHits, q.WithVectors, q.Model), bound
@@ -590,6 +593,50 @@ func toHits(hs []Hit, withVectors bool, model string) []backend.Hit {
 // 1-based ranks (TestExplainRanks reads it back from explainScore).
 const NativeRRFK = weaviateRRFK - 1
 
+// Complete reads the full memories (vectors left out) of the partial ones
+// the legs returned, by object UUID, one request per tenant.
+func (b *Backend) Complete(ctx context.Context, partial []*memory.Memory) ([]*memory.Memory, error) {
+	byTenant := map[string][]string{}
+	for _, m := range partial {
+		t := b.s.tenantOf(m.Scope)
+		byTenant[t] = append(byTenant[t], KeyID(m.ID, m.Scope))
+	}
+	tenants := make([]string, 0, len(byTenant))
+	for t := range byTenant {
+		tenants = append(tenants, t)
+	}
+	found := make([]map[string]*memory.Memory, len(tenants))
+	err := eachTenant(ctx, tenants, func(ctx context.Context, i int, tenant string) error {
+		uuids := byTenant[tenant]
+		found[i] = make(map[string]*memory.Memory, len(uuids))
+		for start := 0; start < len(uuids); start += maxIDsPerRequest {
+			chunk := uuids[start:min(start+maxIDsPerRequest, len(uuids))]
+			ms, err := b.s.fetch(ctx, tenant, "where:"+string(uuidsOperand(chunk))+",limit:"+strconv.Itoa(len(chunk)), nil, false)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				found[i][m.Key()] = m
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the results: %w", err)
+	}
+	all := map[string]*memory.Memory{}
+	for _, f := range found {
+		for k, m := range f {
+			all[k] = m
+		}
+	}
+	out := make([]*memory.Memory, len(partial))
+	for i, m := range partial {
+		out[i] = all[m.Key()]
+	}
+	return out, nil
+}
+
 // Hybrid is one Weaviate hybrid query with rankedFusion, the filter inside,
 // Engram's weights as alpha; both legs also run on their own, concurrently,
 // so that every hit carries each leg's rank and score for explain and the
@@ -604,7 +651,8 @@ func (b *Backend) Hybrid(ctx context.Context, q backend.HybridQuery) (*backend.H
 		return res, nil
 	}
 	hq := HybridQuery{
-		LegQuery:   LegQuery{Text: q.Text, Vector: q.Vector, Model: q.Model, Filter: q.Filter, K: min(q.K, MaxK), WithVectors: q.WithVectors},
+		LegQuery: LegQuery{Text: q.Text, Vector: q.Vector, Model: q.Model, Filter: q.Filter, K: min(q.K, MaxK), WithVectors: q.WithVectors,
+			Lean: !q.WithVectors},
 		BM25Weight: q.BM25Weight, VectorWeight: q.VectorWeight, Fusion: FusionRRF, Explain: true,
 	}
 	var (

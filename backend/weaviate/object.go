@@ -320,11 +320,12 @@ func fieldList(vectors []string, extra string) string {
 
 // leanList is the GraphQL selection of what identifies and filters a hit.
 func leanList(extra string) string {
-	return pID + " " + pType + " " + pScene + " " + pScope + " " + pTags + " " + pSource + " " + pCreated + " _additional{id " + extra + "}"
+	return pID + " " + pType + " " + pScene + " " + pScope + " " + pTags + " " + pSource + " " + pCreated + " " +
+		pFavorite + " " + pUses + " " + pDemand + " " + pDemandAt + " _additional{id " + extra + "}"
 }
 
 // decodeLean reads what leanList selects: a memory with only its id, scope,
-// type, scene, tags, source and created_at.
+// type, scene, tags, source, created_at, favorite and use counters.
 func (f *fields) decodeLean() (*memory.Memory, error) {
 	full := *f
 	full.Updated = f.Created // not selected; decode needs a time

@@ -189,7 +189,7 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 		c.explain.Relevance = round(relevance(relB, relV, 2), 4)
 		out = append(out, c)
 	}
-	return r.boosted(out), nil
+	return r.boosted(ctx, out)
 }
 
 // DemandBoost is the multiplier for a decayed use count d: 1 + 0.10·d/(d+4),
