@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"IDNamespaces", testIDNamespaces},
 		{"IDNesting", testIDNesting},
 		{"Update", testUpdate},
+		{"PutMerging", testPutMerging},
 		{"List", testList},
 		{"ListFilters", testListFilters},
 		{"RecordUse", testRecordUse},

@@ -17,11 +17,11 @@ import (
 )
 
 // Backend is Engram's engine on a Weaviate class: backend.Backend and the
-// optional Hybrider (native fusion), Updater, Describer, Tallier, Pinger and
-// StatsScoper. Weaviate has no transactions, so what the seam promises as one
+// optional Hybrider (native fusion), Updater, Merger, Describer, Tallier,
+// Completer, Pinger and StatsScoper. Weaviate has no transactions, so what the seam promises as one
 // write is here one batch whose objects are each written whole or not at all
-// (see Put), and the read-modify-writes (Update, RecordUse, SetEmbeddings) are
-// atomic among this process's calls only; docs/weaviate.md says what that
+// (see Put), and the read-modify-writes (Update, RecordUse, SetEmbeddings,
+// PutMerging) are atomic among this process's calls only; docs/weaviate.md says what that
 // means for several processes.
 type Backend struct {
 	s *Store
@@ -44,6 +44,7 @@ var (
 	_ backend.Pinger      = (*Backend)(nil)
 	_ backend.StatsScoper = (*Backend)(nil)
 	_ backend.Completer   = (*Backend)(nil)
+	_ backend.Merger      = (*Backend)(nil)
 )
 
 // modelsTTL is how long Models trusts what it last counted when this process
@@ -152,6 +153,73 @@ func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memo
 	}
 	defer b.changed()
 	return b.s.Put(ctx, mems)
+}
+
+// PutMerging stores the memories that repeat none already stored: a
+// mergeable memory whose content hash and exact scope a stored memory has is
+// not stored, and existing names that memory's id (the least, when several
+// have them). The check and the write are one step among this process's
+// calls (its lock), not against other processes' writes.
+func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := inScope(scope, mems); err != nil {
+		return nil, err
+	}
+	b.rmw.Lock()
+	defer b.rmw.Unlock()
+	existing := make([]string, len(mems))
+	byTenant := map[string][]string{}
+	for i, m := range mems {
+		if i < len(mergeable) && mergeable[i] && m.ContentHash != "" {
+			t := b.s.tenantOf(m.Scope)
+			byTenant[t] = append(byTenant[t], m.ContentHash)
+		}
+	}
+	stored := map[string]string{} // content hash NUL scope JSON -> least id
+	for tenant, hashes := range byTenant {
+		for start := 0; start < len(hashes); start += maxIDsPerRequest {
+			chunk := hashes[start:min(start+maxIDsPerRequest, len(hashes))]
+			objs, err := b.s.get(ctx, tenant, "where:"+string(cond(pHash, "ContainsAny", "valueText", gqlStrings(chunk)))+
+				",limit:"+strconv.Itoa(MaxK), pID+" "+pScope+" "+pHash+" _additional{id}")
+			if err != nil {
+				return nil, fmt.Errorf("look for duplicates: %w", err)
+			}
+			for _, o := range objs {
+				m := &memory.Memory{}
+				if len(o.Scope) > 0 {
+					m.Scope = map[string]string{}
+					for _, kv := range o.Scope {
+						k, v, _ := strings.Cut(kv, "=")
+						m.Scope[k] = v
+					}
+				}
+				k := o.Hash + "\x00" + memory.ScopeJSON(m.Scope)
+				if id, ok := stored[k]; !ok || o.ID < id {
+					stored[k] = o.ID
+				}
+			}
+		}
+	}
+	var rest []*memory.Memory
+	for i, m := range mems {
+		if i < len(mergeable) && mergeable[i] {
+			if id, ok := stored[m.ContentHash+"\x00"+memory.ScopeJSON(m.Scope)]; ok {
+				existing[i] = id
+				continue
+			}
+		}
+		rest = append(rest, m)
+	}
+	if len(rest) == 0 {
+		return existing, nil
+	}
+	defer b.changed()
+	if err := b.s.Put(ctx, rest); err != nil {
+		return nil, err
+	}
+	return existing, nil
 }
 
 // pick resolves one id among the memories in scope that have it
