@@ -22,6 +22,7 @@ import (
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/backend/sqlite"
+	"github.com/engram-memory/engram/backend/weaviate"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/llm"
@@ -154,9 +155,23 @@ type engine struct {
 // queryCacheSize is how many query vectors a DB with CacheEmbeddings keeps.
 const queryCacheSize = 1024
 
-// Open opens or creates the store at path (the SQLite backend) and loads its
-// index.
+// Open opens or creates the store at path: a SQLite file, or, for a
+// weaviate:// URL (backend/weaviate's ParseURL documents its parameters), a
+// Weaviate class, created on first use. The SQLite index options (NoStem, K1,
+// NoSnapshot, …) do not apply to Weaviate, whose class fixes its own.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if weaviate.IsURL(path) {
+		be, err := weaviate.OpenURL(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		db, err := OpenBackend(ctx, be, opts)
+		if err != nil {
+			be.Close()
+			return nil, err
+		}
+		return db, nil
+	}
 	var builtin embed.Embedder
 	if !opts.NoEmbedder && opts.Embedder == nil {
 		e, err := BuiltinEmbedder()

@@ -18,6 +18,11 @@ import (
 // optional power the backend does not have.
 var ErrUnsupported = errors.New("not supported by this backend")
 
+// ErrUnavailable is matched (errors.Is) by a backend's errors when its server
+// did not answer in time (down, unreachable, overloaded): nothing was or
+// everything may safely be done again, so the caller can retry later.
+var ErrUnavailable = errors.New("backend unavailable")
+
 // Backend is a store of memories the engine runs on.
 //
 // Every method takes the caller's scope: a tenant such as {"team": "t1"}, or

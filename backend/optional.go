@@ -42,6 +42,10 @@ type LegPlace struct {
 // HybridResult is a native hybrid's answer, best first.
 type HybridResult struct {
 	Hits []HybridHit
+	// K is the fusion's k in Engram's RRF terms, Σ w/(k+rank) with 1-based
+	// ranks, when the backend fuses by rank (Weaviate's rankedFusion: 59); 0
+	// otherwise. A backend's k is its own: a query's rrf_k does not change it.
+	K float64
 	// Bound is as in LegResult.
 	Bound float64
 	Took  time.Duration
@@ -87,6 +91,7 @@ type Describer interface {
 
 // Description is a store's store-wide figures.
 type Description struct {
+	Kind      string // what the backend is: "sqlite", "weaviate"
 	Path      string // where the store lives (a file, a URL)
 	Bytes     int64  // its size on disk, 0 if unknown
 	ChangeSeq int64  // the last change applied, 0 if the store has no change log
@@ -155,4 +160,35 @@ type Tally struct {
 // other rules hold. Without it the engine stores duplicates.
 type Merger interface {
 	PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, err error)
+}
+
+// Pinger is a backend on a server that can be down: Ping asks whether it
+// answers now (a server's /readyz asks before it says ready). A backend
+// without it is ready whenever it is open.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// StatsScoper is a backend whose BM25 statistics are kept per value of one
+// scope key rather than per full scope: Weaviate keeps them per tenant, one
+// shard per value of the tenant key. Scores seen in a scope that names that
+// key depend on the memories of its tenant only, so a tenant never senses
+// another's; memories of the same tenant outside the caller's scope (a
+// sibling user of the same team) do move them. StatsKey "" means one set of
+// statistics for the whole store. A backend without StatsScoper keeps them
+// per full scope (Searcher.Legs), as SQLite does.
+type StatsScoper interface {
+	StatsKey() string
+}
+
+// Completer is a backend whose legs return partial memories to keep their
+// answers small: each hit's Memory has at least its id, scope, type, scene,
+// tags, source, created_at, favorite and use counters (what filters, fusion
+// and the boosts read), and may lack its texts and metadata. The engine
+// completes the few candidates it keeps after the boosts with one Complete
+// call, which returns each memory as stored (without its vector, as a leg
+// would), in order, nil for one deleted since. Without Completer the legs'
+// memories are complete.
+type Completer interface {
+	Complete(ctx context.Context, partial []*memory.Memory) ([]*memory.Memory, error)
 }

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"IDNamespaces", testIDNamespaces},
 		{"IDNesting", testIDNesting},
 		{"Update", testUpdate},
+		{"PutMerging", testPutMerging},
 		{"List", testList},
 		{"ListFilters", testListFilters},
 		{"RecordUse", testRecordUse},
@@ -206,7 +207,44 @@ func legs(t *testing.T, b backend.Searcher, q backend.LegQuery) *backend.LegResu
 	if err != nil {
 		t.Fatalf("Legs: %v", err)
 	}
+	if co, ok := b.(backend.Completer); ok {
+		completeHits(t, co, res.BM25)
+		completeHits(t, co, res.Vector)
+	}
 	return res
+}
+
+// completeHits replaces a Completer's partial leg memories by the complete
+// ones, as the engine does, after checking that each partial memory carries
+// what the Completer promises.
+func completeHits(t *testing.T, co backend.Completer, hits []backend.Hit) {
+	t.Helper()
+	if len(hits) == 0 {
+		return
+	}
+	partial := make([]*memory.Memory, len(hits))
+	for i, h := range hits {
+		partial[i] = h.Memory
+	}
+	full, err := co.Complete(ctx, partial)
+	if err != nil || len(full) != len(hits) {
+		t.Fatalf("Complete: %d of %d, %v", len(full), len(hits), err)
+	}
+	for i, p := range partial {
+		f := full[i]
+		if f == nil {
+			t.Fatalf("Complete: memory %s missing", p.ID)
+		}
+		if f.ID != p.ID || !reflect.DeepEqual(f.Scope, p.Scope) || f.Type != p.Type || f.Scene != p.Scene || f.Source != p.Source ||
+			!reflect.DeepEqual(f.Tags, p.Tags) || !f.CreatedAt.Equal(p.CreatedAt) || f.Favorite != p.Favorite || f.Uses != p.Uses ||
+			f.Demand != p.Demand || !reflect.DeepEqual(f.DemandAt, p.DemandAt) {
+			t.Fatalf("a partial leg memory differs from the complete one in what fusion and the boosts read:\n partial %s\n    full %s", dump(p), dump(f))
+		}
+		if f.Embedding != nil && f.Embedding.Vector != nil {
+			t.Fatalf("Complete returned %s with its vector", f.ID)
+		}
+		hits[i].Memory = f
+	}
 }
 
 // ids are the hits' memory ids, in order.

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/engram-memory/engram"
@@ -28,6 +29,10 @@ func scoreSnapshot(t *testing.T, b backend.Backend, scope map[string]string, que
 
 func testLegsScopeStats(t *testing.T, s suite) {
 	b := s.backend(t)
+	if sc, ok := b.(backend.StatsScoper); ok {
+		testLegsTenantStats(t, b, sc.StatsKey())
+		return
+	}
 	put(t, b, nil,
 		mem("01A", "the deploy key lives in the vault", teamAU1),
 		mem("01B", "rotate the deploy key every quarter", teamAU1),
@@ -75,6 +80,9 @@ func testLegsScopeStats(t *testing.T, s suite) {
 // memories that hold the query's words.
 func testEngineScores(t *testing.T, s suite) {
 	db := s.engine(t)
+	if sc, ok := db.Backend().(backend.StatsScoper); ok && sc.StatsKey() != "team" {
+		t.Skipf("the backend keeps BM25 statistics per value of scope key %q, not of \"team\", which the tenants here differ in: their scores are not isolated", sc.StatsKey())
+	}
 	a, _ := db.WithScope(teamA)
 	bv, _ := db.WithScope(teamB)
 	if _, err := a.Add(ctx, &engram.Memory{ID: "a1", Text: "our staging database is postgres 16"},
@@ -105,5 +113,53 @@ func testEngineScores(t *testing.T, s suite) {
 	}
 	if now := snapshot(); now != was {
 		t.Fatalf("team a's scores moved when team b wrote the query's words:\n was %s\n now %s", was, now)
+	}
+}
+
+// testLegsTenantStats is LegsScopeStats for a backend that keeps BM25
+// statistics per value of one scope key (backend.StatsScoper), as Weaviate
+// does per tenant: writes under another value of the key never move a
+// scope's scores; writes under the same value do, even outside the scope
+// (the documented difference from statistics per full scope).
+func testLegsTenantStats(t *testing.T, b backend.Backend, key string) {
+	if key == "" {
+		t.Skip("the backend keeps one set of BM25 statistics for the whole store (StatsScoper key \"\"): no scope's scores are isolated; open it with a tenant key to test isolation")
+	}
+	u1 := map[string]string{key: "a", "user": "u1"}
+	u2 := map[string]string{key: "a", "user": "u2"}
+	put(t, b, nil,
+		mem("01A", "the deploy key lives in the vault", u1),
+		mem("01B", "rotate the deploy key every quarter", u1),
+		mem("01C", "the vault opens with two people", u1),
+	)
+	queries := []string{"deploy key", "vault", "deploy kubernetes", "quarter people"}
+	before := map[string]string{}
+	for _, q := range queries {
+		before[q] = scoreSnapshot(t, b, u1, q)
+	}
+	var others []*memory.Memory
+	for i := range 40 {
+		text := "kubernetes deploy deploy key key cluster"
+		if i%3 == 0 {
+			text = "vault"
+		}
+		sc := []map[string]string{{key: "b"}, nil, {key: "b", "user": "u1"}, {"user": "u1"}}[i%4]
+		others = append(others, mem(fmt.Sprintf("02%02d", i), text, sc))
+	}
+	put(t, b, nil, others...)
+	for _, q := range queries {
+		if got, was := scoreSnapshot(t, b, u1, q), before[q]; got != was {
+			t.Fatalf("query %q in u1's scope: scores moved when other tenants (%s other than a) wrote\n was %s\n now %s", q, key, was, got)
+		}
+	}
+	// A sibling shares u1's tenant: its memories stay out of u1's results,
+	// but count in the tenant's statistics.
+	put(t, b, nil, mem("03S", "deploy key deploy key for the sibling", u2))
+	got := scoreSnapshot(t, b, u1, "deploy key")
+	if got == before["deploy key"] {
+		t.Fatalf("statistics per %s: a sibling's memory in the same tenant did not move u1's scores, so they are per full scope: drop StatsScoper", key)
+	}
+	if strings.Contains(got, "03S") {
+		t.Fatalf("u1's search found the sibling's memory: %s", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -207,5 +208,33 @@ func testSetEmbeddings(t *testing.T, s suite) {
 	res := legs(t, b, backend.LegQuery{K: 5, Vector: []float32{0.6, 0.8}, Model: "other:model"})
 	if len(res.Vector) != 1 || res.Vector[0].Memory.ID != "01A" {
 		t.Fatalf("the new vector is not searchable: %v", ids(res.Vector))
+	}
+}
+
+func testPutMerging(t *testing.T, s suite) {
+	b := s.backend(t)
+	mg, ok := b.(backend.Merger)
+	if !ok {
+		t.Skip("the backend has no Merger: the engine stores exact repeats as new memories")
+	}
+	put(t, b, nil, mem("01B", "the same words", teamA), mem("01A", "the same words", teamA))
+	// A repeat in the same scope merges into the least id; the same words in
+	// another scope, a new text, or a memory not mergeable are stored.
+	in := []*memory.Memory{mem("02A", "the same words", teamA), mem("02B", "the same words", teamB),
+		mem("02C", "other words", teamA), mem("02D", "the same words", teamA)}
+	existing, err := mg.PutMerging(ctx, nil, in, []bool{true, true, true, false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"01A", "", "", ""}; !reflect.DeepEqual(existing, want) {
+		t.Fatalf("PutMerging existing = %q, want %q", existing, want)
+	}
+	if got := list(t, b, backend.ListQuery{}); !reflect.DeepEqual(got, []string{"01A", "01B", "02B", "02C", "02D"}) {
+		t.Fatalf("after PutMerging: %v", got)
+	}
+	// Outside the caller's scope: refused, nothing stored.
+	_, err = mg.PutMerging(ctx, teamA, []*memory.Memory{mem("03A", "new", teamA), mem("03B", "planted", teamB)}, []bool{true, true})
+	if !errors.Is(err, memory.ErrInvalid) || get(t, b, nil, "03A") != nil {
+		t.Fatalf("PutMerging outside the scope: %v", err)
 	}
 }

@@ -323,7 +323,7 @@ func (b *Backend) WriteSnapshot(ctx context.Context) (int64, error) { return b.m
 // index's change-log position and size; before the index is loaded, the
 // file's own (without loading it).
 func (b *Backend) Describe(ctx context.Context) (backend.Description, error) {
-	d := backend.Description{Path: b.st.Path()}
+	d := backend.Description{Kind: "sqlite", Path: b.st.Path()}
 	if b.mi.Loaded() {
 		d.ChangeSeq, d.Memories = b.mi.Seq(), b.mi.Len()
 	} else {

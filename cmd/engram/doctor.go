@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram/backend/sqlite"
+	"github.com/engram-memory/engram/backend/weaviate"
 )
 
 func init() { register(newDoctor) }
@@ -35,6 +36,9 @@ something is.`,
 			p, err := e.path(false)
 			if err != nil {
 				return err
+			}
+			if weaviate.IsURL(p) {
+				return usagef("doctor examines a SQLite store file, and --db names a Weaviate class (%s); engram stats reads one", p)
 			}
 			r, err := sqlite.Doctor(cmd.Context(), p, repair)
 			if err != nil {

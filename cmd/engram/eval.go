@@ -115,9 +115,12 @@ func (e *env) runEval(cmd *cobra.Command, f evalFlags) error {
 	docs, cases := ds.Counts()
 	fmt.Fprintf(e.stderr, "eval: %s loaded in %s: %d stores, %d memories, %d queries, %d modes\n",
 		ds.Name, time.Since(start).Round(time.Millisecond), len(ds.Corpora), docs, cases, len(modes))
-	open := evalOpener(opts, f.tmp, func(reason string) {
+	open, err := evalOpener(opts, f.tmp, e.location(), func(reason string) {
 		fmt.Fprintln(e.stderr, "eval: warning: memories stored without vectors: "+reason)
 	})
+	if err != nil {
+		return err
+	}
 	rep, err := eval.Run(cmd.Context(), ds, open, modes, eval.Options{
 		Limit: f.limit, Workers: f.workers, BatchSize: f.batch, KeepQueries: f.perQuery, Progress: e.stderr,
 	})

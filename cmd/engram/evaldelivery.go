@@ -65,7 +65,11 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	}
 	ctx := cmd.Context()
 	open := func(name string, docs []*memory.Memory) (*engram.DB, func(), error) {
-		st, err := evalOpener(opts, f.tmp, nil)(ctx)
+		opener, err := evalOpener(opts, f.tmp, e.location(), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := opener(ctx)
 		if err != nil {
 			return nil, nil, err
 		}

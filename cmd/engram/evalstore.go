@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend/weaviate"
 	"github.com/engram-memory/engram/internal/eval"
 	"github.com/engram-memory/engram/memory"
 )
@@ -16,8 +20,9 @@ import (
 // evalStore adapts an engram store in a temporary file to eval.Store. Searches
 // never record uses, so one query cannot boost the next.
 type evalStore struct {
-	db  *engram.DB
-	dir string // removed on Close
+	db   *engram.DB
+	dir  string          // removed on Close
+	drop *weaviate.Store // a Weaviate class of its own, dropped on Close
 
 	onDeferred func(reason string)
 	mu         sync.Mutex
@@ -29,8 +34,34 @@ var _ eval.Store = (*evalStore)(nil)
 // evalOpener returns an eval.Opener that creates each fresh store as a new
 // file under a new directory inside root ("" means the system temp directory).
 // onDeferred, if set, hears once per store when the embedder failed on Add.
-func evalOpener(opts engram.Options, root string, onDeferred func(reason string)) eval.Opener {
+//
+// With a weaviate:// URL as db, each fresh store is instead a new class on
+// that server, named after the URL's class with a random suffix, and dropped
+// on Close.
+func evalOpener(opts engram.Options, root, db string, onDeferred func(reason string)) (eval.Opener, error) {
 	opts.NoSnapshot = true // a throwaway store: a snapshot would only cost time
+	if weaviate.IsURL(db) {
+		cfg, err := weaviate.ParseURL(db)
+		if err != nil {
+			return nil, usagef("eval: --db: %v", err)
+		}
+		base := cfg.Class
+		return func(ctx context.Context) (eval.Store, error) {
+			var rnd [4]byte
+			rand.Read(rnd[:])
+			c := cfg
+			c.Class = base + "_eval_" + hex.EncodeToString(rnd[:])
+			be, err := weaviate.OpenBackend(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			db, err := engram.OpenBackend(ctx, be, opts)
+			if err != nil {
+				return nil, errors.Join(err, be.Store().Drop(ctx), be.Close())
+			}
+			return &evalStore{db: db, drop: be.Store(), onDeferred: onDeferred}, nil
+		}, nil
+	}
 	return func(ctx context.Context) (eval.Store, error) {
 		dir, err := os.MkdirTemp(root, "engram-eval-")
 		if err != nil {
@@ -41,7 +72,7 @@ func evalOpener(opts engram.Options, root string, onDeferred func(reason string)
 			return nil, errors.Join(err, os.RemoveAll(dir))
 		}
 		return &evalStore{db: db, dir: dir, onDeferred: onDeferred}, nil
-	}
+	}, nil
 }
 
 // Add stores one batch in one transaction.
@@ -70,9 +101,20 @@ func (s *evalStore) Search(ctx context.Context, q memory.Query) (*memory.Respons
 	return s.db.Search(ctx, q)
 }
 
-// Close closes the store and removes its file.
+// Close closes the store and removes its file (or drops its class).
 func (s *evalStore) Close() error {
-	err := s.db.Close()
+	var err error
+	if s.drop != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if derr := s.drop.Drop(ctx); derr != nil {
+			err = fmt.Errorf("drop the eval class: %w", derr)
+		}
+	}
+	err = errors.Join(err, s.db.Close())
+	if s.dir == "" {
+		return err
+	}
 	if rerr := os.RemoveAll(s.dir); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove temporary store: %w", rerr))
 	}

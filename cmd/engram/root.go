@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend/weaviate"
 	"github.com/engram-memory/engram/internal/format"
 )
 
@@ -31,7 +32,8 @@ func newRoot(e *env) *cobra.Command {
 		Long: `Engram stores memories in one SQLite file and recalls them with a hybrid of
 BM25 keyword ranking and vector similarity, fused by rank, every result explained.
 
-The database is --db, else $ENGRAM_DB, else engram.db in the user's data directory.
+The database is --db, else $ENGRAM_DB, else engram.db in the user's data directory;
+a weaviate://HOST:PORT?class=Memory URL there runs on a Weaviate server instead.
 The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), or a built-in model by
 name (minilm, static, glove), openai, ollama or none.`,
 		SilenceUsage:  true,
@@ -51,7 +53,7 @@ name (minilm, static, glove), openai, ollama or none.`,
 	}
 	root.SetVersionTemplate("engram {{.Version}}\n")
 	root.SuggestionsMinimumDistance = 2
-	root.PersistentFlags().StringVar(&e.dbPath, "db", "", "database file (default $ENGRAM_DB or the user data directory)")
+	root.PersistentFlags().StringVar(&e.dbPath, "db", "", "database file, or a weaviate://HOST:PORT?class=Memory URL (default $ENGRAM_DB or the user data directory)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "machine-readable JSON output")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, c := range registered {
@@ -135,6 +137,14 @@ func (e *env) path(create bool) (string, error) {
 	return filepath.Join(dir, "engram.db"), nil
 }
 
+// location is the store --db or $ENGRAM_DB names, or "" for the default.
+func (e *env) location() string {
+	if e.dbPath != "" {
+		return e.dbPath
+	}
+	return os.Getenv("ENGRAM_DB")
+}
+
 // open opens the database with the configured providers. Unless create, the
 // file must exist: a command that only reads or changes stored memories never
 // makes an empty store out of a mistyped path.
@@ -143,7 +153,11 @@ func (e *env) open(ctx context.Context, create bool) (*engram.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !create {
+	if weaviate.IsURL(p) {
+		if _, err := weaviate.ParseURL(p); err != nil {
+			return nil, usagef("--db %s: %v", p, err)
+		}
+	} else if !create {
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			return nil, usagef("no store at %s (engram add or engram import creates one; --db or $ENGRAM_DB names another)", p)
 		}

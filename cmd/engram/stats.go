@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/engram-memory/engram/backend/weaviate"
 )
 
 func init() { register(newStats) }
@@ -31,8 +33,12 @@ func newStats(e *env) *cobra.Command {
 					}
 					bad = fmt.Sprintf("%d bad rows (%d skipped): engram doctor explains them\n", n, skipped)
 				}
-				return e.outf(s, "%s: %d memories (%d favorites), %d bytes\nembedder %s, vector weight %g (%s)\nembedded: %s\ntypes: %s\n%s",
-					s.Path, s.Memories, s.Favorites, s.FileBytes, s.Embedder, s.VectorWeight, s.WeightSource, counts(s.Embedded), counts(s.Types), bad)
+				size := fmt.Sprintf(", %d bytes", s.FileBytes)
+				if s.FileBytes == 0 && weaviate.IsURL(s.Path) {
+					size = "" // a server's store: no file to measure
+				}
+				return e.outf(s, "%s: %d memories (%d favorites)%s\nembedder %s, vector weight %g (%s)\nembedded: %s\ntypes: %s\n%s",
+					s.Path, s.Memories, s.Favorites, size, s.Embedder, s.VectorWeight, s.WeightSource, counts(s.Embedded), counts(s.Types), bad)
 			})
 		},
 	}

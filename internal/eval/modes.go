@@ -72,7 +72,7 @@ func ParseModes(spec string) ([]Mode, error) {
 
 // ParseMode parses one mode spec: a strategy (bm25, vector, hybrid), then any
 // "+stage" (mmr, rerank, hyde), then any ":key=value" (w: vector weight, bw: BM25
-// weight, fusion: rrf|rsf|dbsf, k: RRF's k, lambda: MMR λ in [0,1], candidates:
+// weight, fusion: rrf|rsf|dbsf|native, k: RRF's k, lambda: MMR λ in [0,1], candidates:
 // pool per leg).
 // Example: "hybrid+mmr:w=0.1:lambda=0.5". The spec, trimmed, is the mode's name.
 func ParseMode(spec string) (Mode, error) {
@@ -147,8 +147,8 @@ func modeParam(k, v string) (func(q *memory.Query), error) {
 			return func(q *memory.Query) { l := x; q.Lambda = &l }, nil
 		}
 	case "fusion":
-		if v != "rrf" && v != "rsf" && v != "dbsf" {
-			return nil, fmt.Errorf("fusion=%q: want rrf, rsf or dbsf", v)
+		if v != "rrf" && v != "rsf" && v != "dbsf" && v != "native" {
+			return nil, fmt.Errorf("fusion=%q: want rrf, rsf, dbsf or native (the backend's own, e.g. Weaviate's)", v)
 		}
 		return func(q *memory.Query) { q.Fusion = v }, nil
 	case "k":

@@ -85,6 +85,7 @@ type CategoryResult struct {
 type Latency struct {
 	P50  float64 `json:"p50"`
 	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
 	Mean float64 `json:"mean"`
 }
@@ -383,7 +384,7 @@ func latency(ms []float64) Latency {
 	for _, v := range s {
 		total += v
 	}
-	return Latency{P50: rank(0.50), P95: rank(0.95), Max: s[len(s)-1], Mean: total / float64(len(s))}
+	return Latency{P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Max: s[len(s)-1], Mean: total / float64(len(s))}
 }
 
 func relevantCount(gold map[string]int) int {

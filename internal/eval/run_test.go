@@ -335,7 +335,7 @@ func TestLatencyNearestRank(t *testing.T) {
 	}
 	got := latency(ms)
 	// Nearest rank: p50 = 10th smallest = 10, p95 = 19th smallest = 19.
-	if got.P50 != 10 || got.P95 != 19 || got.Max != 20 || got.Mean != 10.5 {
+	if got.P50 != 10 || got.P95 != 19 || got.P99 != 20 || got.Max != 20 || got.Mean != 10.5 {
 		t.Errorf("latency = %+v, want p50 10 p95 19 max 20 mean 10.5", got)
 	}
 	if (latency(nil) != Latency{}) || latency([]float64{3}).P95 != 3 {

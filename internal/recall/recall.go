@@ -337,7 +337,7 @@ func (r *run) legs(ctx context.Context, qvec []float32, wantBM25 bool) ([]*candi
 	t0 := time.Now()
 	cands := r.fuse(res, lq.K)
 	r.timed("fusion", t0)
-	return r.boosted(cands), nil
+	return r.boosted(ctx, cands)
 }
 
 // legQuery is the backend query both the legs and a native hybrid get.
@@ -354,8 +354,9 @@ func (r *run) legQuery(qvec []float32) backend.LegQuery {
 	return lq
 }
 
-// boosted applies the boosts and keeps what rerank and MMR may look at.
-func (r *run) boosted(cands []*candidate) []*candidate {
+// boosted applies the boosts and keeps what rerank and MMR may look at; a
+// backend.Completer completes the memories kept.
+func (r *run) boosted(ctx context.Context, cands []*candidate) ([]*candidate, error) {
 	t0 := time.Now()
 	r.boost(cands)
 	r.timed("boosts", t0)
@@ -363,7 +364,31 @@ func (r *run) boosted(cands []*candidate) []*candidate {
 	if len(cands) > keep {
 		cands = cands[:keep]
 	}
-	return cands
+	co, ok := r.s.Backend.(backend.Completer)
+	if !ok || len(cands) == 0 {
+		return cands, nil
+	}
+	t0 = time.Now()
+	partial := make([]*memory.Memory, len(cands))
+	for i, c := range cands {
+		partial[i] = c.m
+	}
+	full, err := co.Complete(ctx, partial)
+	r.timed("complete", t0)
+	if err != nil {
+		return nil, err
+	}
+	if len(full) != len(cands) {
+		return nil, fmt.Errorf("backend completed %d memories of %d", len(full), len(cands))
+	}
+	out := cands[:0]
+	for i, c := range cands {
+		if full[i] != nil { // nil: deleted since the legs ran
+			c.m = full[i]
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -165,8 +165,11 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 		return nil, err
 	}
 	r.resp.TimingsMS["native"] = ms(res.Took)
-	r.resp.Fusion = &memory.FusionInfo{Method: FusionNative, Weights: map[string]float64{"bm25": wb, "vector": wv},
+	r.resp.Fusion = &memory.FusionInfo{Method: FusionNative, K: res.K, Weights: map[string]float64{"bm25": wb, "vector": wv},
 		WeightSource: source, Candidates: lq.K}
+	if q.RRFK != 0 && q.RRFK != res.K {
+		r.degrade("fusion", fmt.Errorf("rrf_k %g not applied: the backend's native fusion has its own k (%g)", q.RRFK, res.K))
+	}
 	out := make([]*candidate, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		if h.Memory == nil {
@@ -186,7 +189,7 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 		c.explain.Relevance = round(relevance(relB, relV, 2), 4)
 		out = append(out, c)
 	}
-	return r.boosted(out), nil
+	return r.boosted(ctx, out)
 }
 
 // DemandBoost is the multiplier for a decayed use count d: 1 + 0.10·d/(d+4),

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -71,6 +72,10 @@ func toError(err error) (e *Error, ok bool) {
 		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "%s", err.Error()), true
 	case errors.Is(err, engram.ErrInvalid), errors.Is(err, engram.ErrInvalidQuery):
 		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", err.Error()), true
+	case errors.Is(err, backend.ErrUnavailable):
+		// Logged with its detail (which names the backend's address); the
+		// client learns what happened and that a retry is safe.
+		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "the store's backend does not answer; nothing was half-written, retry later"), false
 	case errors.Is(err, context.DeadlineExceeded):
 		return errorf(http.StatusServiceUnavailable, CodeTimeout, "the request took longer than the server allows"), true
 	}

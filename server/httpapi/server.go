@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -88,6 +89,7 @@ type Server struct {
 	routes []route
 	mounts []mount
 	ready  atomic.Bool
+	kind   string // the backend's kind, for /readyz ("" when it does not say)
 }
 
 // New returns a server for db. Every key must be at least MinKeyLength bytes,
@@ -128,6 +130,11 @@ func New(db *engram.DB, cfg Config) (*Server, error) {
 	}
 	if len(s.keys) == 0 {
 		s.open = &tenant{b: db}
+	}
+	if k, ok := db.Backend().(interface{ Kind() string }); ok {
+		s.kind = k.Kind()
+	} else if _, ok := db.Backend().(backend.Describer); ok {
+		s.kind = "sqlite"
 	}
 	s.routes = s.routeTable()
 	s.ready.Store(true)

@@ -53,10 +53,12 @@ const maxExactInt = 1 << 53
 // forever: changing it would orphan every stored object).
 var idNamespace = [16]byte{0x6f, 0xef, 0x92, 0xa5, 0x7b, 0x19, 0x47, 0xf6, 0xb9, 0xd0, 0xf7, 0x49, 0x75, 0x2d, 0xa6, 0xdf}
 
-// ObjectID is the Weaviate object UUID of an Engram id: the RFC 9562 version 5
-// (SHA-1, name-based) UUID of the id in idNamespace. It is the same in every
-// process and on every retry, so a repeated write replaces instead of
-// duplicating, and a resumed migration skips nothing and copies nothing twice.
+// ObjectID is the Weaviate object UUID of a name: the RFC 9562 version 5
+// (SHA-1, name-based) UUID of the name in idNamespace. A memory's object is
+// named by its memory.Key (id and scope, see KeyID), so the same id in two
+// scopes is two objects, as on every backend. It is the same in every process
+// and on every retry, so a repeated write replaces instead of duplicating, and
+// a resumed migration skips nothing and copies nothing twice.
 func ObjectID(id string) string {
 	h := sha1.New()
 	h.Write(idNamespace[:])
@@ -77,6 +79,10 @@ func ObjectID(id string) string {
 	hex.Encode(b[24:], u[10:])
 	return string(b[:])
 }
+
+// KeyID is the object UUID of the memory with this id in this scope: the
+// ObjectID of its memory.Key (the id and memory.ScopeJSON of the scope).
+func KeyID(id string, scope map[string]string) string { return ObjectID(memory.Key(id, scope)) }
 
 // noTenant is the tenant of memories whose scope lacks the tenant key. Plain
 // tenant names never contain '_', so it cannot be a scope value's name.
@@ -197,7 +203,7 @@ func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, err
 	if m.DemandAt != nil {
 		p[pDemandAt] = formatTime(*m.DemandAt)
 	}
-	o := &object{Class: class, Tenant: tenant, ID: ObjectID(m.ID), Properties: p}
+	o := &object{Class: class, Tenant: tenant, ID: KeyID(m.ID, m.Scope), Properties: p}
 	if e := m.Embedding; e != nil {
 		if e.Model == "" || len(e.Vector) == 0 || e.Dim != len(e.Vector) {
 			return nil, bad("embedding needs a model and dim equal to its %d values (dim %d)", len(e.Vector), e.Dim)
@@ -314,11 +320,12 @@ func fieldList(vectors []string, extra string) string {
 
 // leanList is the GraphQL selection of what identifies and filters a hit.
 func leanList(extra string) string {
-	return pID + " " + pType + " " + pScene + " " + pScope + " " + pTags + " " + pSource + " " + pCreated + " _additional{id " + extra + "}"
+	return pID + " " + pType + " " + pScene + " " + pScope + " " + pTags + " " + pSource + " " + pCreated + " " +
+		pFavorite + " " + pUses + " " + pDemand + " " + pDemandAt + " _additional{id " + extra + "}"
 }
 
 // decodeLean reads what leanList selects: a memory with only its id, scope,
-// type, scene, tags, source and created_at.
+// type, scene, tags, source, created_at, favorite and use counters.
 func (f *fields) decodeLean() (*memory.Memory, error) {
 	full := *f
 	full.Updated = f.Created // not selected; decode needs a time

@@ -46,8 +46,18 @@ func TestBM25AgainstEngram(t *testing.T) {
 			}
 			put(t, s, mems...)
 			worst, topAgree := 0.0, 0
-			queries := []string{"alpha", "zeta theta", "tasks_claim", "running kappa lambda", "main.go iota", "eta eta beta"}
+			queries := []string{"alpha", "zeta theta", "tasks_claim", "running kappa lambda", "main.go iota", "eta eta beta", "alpha zebrafish"}
+			b := &Backend{s: s}
 			for _, q := range queries {
+				// The keyword relevance bound, from Weaviate's counts, is
+				// Engram's QueryBound over the same memories.
+				bound, err := b.bound(ctx, q, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := ref.QueryBound(tok.Tokens(q)); math.Abs(bound-want) > 1e-9*want {
+					t.Errorf("%q: bound %v, Engram's %v", q, bound, want)
+				}
 				hits, err := s.BM25(ctx, LegQuery{Text: q, K: 200})
 				if err != nil {
 					t.Fatal(err)

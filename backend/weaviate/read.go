@@ -11,9 +11,10 @@ import (
 	"github.com/engram-memory/engram/memory"
 )
 
-// ErrAmbiguous is returned by Get without a tenant key in its scope when the
-// id exists in more than one tenant (ids are per-tenant namespaces).
-var ErrAmbiguous = errors.New("id exists in several tenants")
+// ErrAmbiguous is returned by Store.Get and GetMany for an id that several
+// memories in the scope have (ids are per-scope namespaces); it is
+// memory.ErrAmbiguous. Backend applies the full id rule (pick).
+var ErrAmbiguous = memory.ErrAmbiguous
 
 // get runs a GraphQL Get on the class in one tenant and decodes the objects.
 // args are the Get's arguments after the tenant and consistency level. A
@@ -75,7 +76,7 @@ func (s *Store) Get(ctx context.Context, scope map[string]string, id string) (*m
 	case 1:
 		return found[id][0], nil
 	}
-	return nil, fmt.Errorf("memory %s: %w (%d); name the %s", id, ErrAmbiguous, len(found[id]), s.cfg.TenantKey)
+	return nil, fmt.Errorf("memory %s: %w: %d memories in the scope have it; name one's scope", id, ErrAmbiguous, len(found[id]))
 }
 
 // GetMany returns the memories with these ids inside scope, by id, with
@@ -90,7 +91,7 @@ func (s *Store) GetMany(ctx context.Context, scope map[string]string, ids []stri
 	out := make(map[string]*memory.Memory, len(found))
 	for id, ms := range found {
 		if len(ms) > 1 {
-			return nil, fmt.Errorf("memory %s: %w (%d); name the %s", id, ErrAmbiguous, len(ms), s.cfg.TenantKey)
+			return nil, fmt.Errorf("memory %s: %w: %d memories in the scope have it; name one's scope", id, ErrAmbiguous, len(ms))
 		}
 		out[id] = ms[0]
 	}
@@ -116,7 +117,9 @@ func (s *Store) getMany(ctx context.Context, scope map[string]string, ids []stri
 		for start := 0; start < len(ids); start += maxIDsPerRequest {
 			chunk := ids[start:min(start+maxIDsPerRequest, len(ids))]
 			ops := append([]operand{idsOperand(chunk)}, scopeOps...)
-			args := "where:" + where(ops) + ",limit:" + strconv.Itoa(len(chunk))
+			// An id names one memory per scope: every one in scope is read, so
+			// that an id held by several is seen to be ambiguous.
+			args := "where:" + where(ops) + ",limit:" + strconv.Itoa(MaxK)
 			ms, err := s.fetch(ctx, tenant, args, f, withVectors)
 			if err != nil {
 				return err

@@ -95,11 +95,13 @@ func filterOperands(f *memory.Filter) ([]operand, error) {
 	return ops, nil
 }
 
-// idsOperand matches the objects of the given Engram ids.
+// idsOperand matches the objects of the given Engram ids, in whatever scope
+// (an id names one memory per scope).
 func idsOperand(ids []string) operand {
-	uuids := make([]string, len(ids))
-	for i, id := range ids {
-		uuids[i] = ObjectID(id)
-	}
+	return cond(pID, "ContainsAny", "valueText", gqlStrings(ids))
+}
+
+// uuidsOperand matches the objects with these UUIDs.
+func uuidsOperand(uuids []string) operand {
 	return cond("id", "ContainsAny", "valueText", gqlStrings(uuids))
 }

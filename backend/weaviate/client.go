@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/httpjson"
 )
 
@@ -21,7 +22,14 @@ import (
 // time: connection refused or reset, an attempt's timeout, a 429 or 5xx that
 // outlived the retries. Every request this package makes is idempotent, so
 // the caller may simply try again later.
-var ErrUnavailable = errors.New("weaviate unavailable")
+// It matches backend.ErrUnavailable too.
+var ErrUnavailable error = unavailable{}
+
+type unavailable struct{}
+
+func (unavailable) Error() string { return "weaviate unavailable" }
+
+func (unavailable) Is(target error) bool { return target == backend.ErrUnavailable }
 
 // Retry pacing: the first retry waits 50–100ms, each further one twice as
 // long, at most maxDelay.

@@ -14,7 +14,7 @@ import (
 
 // SchemaVersion is recorded in the class description; a class written by a
 // newer layout is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrIncompatible is returned by Open for a class that exists but was made
 // with other settings (tokenizer, tenant key, schema) or not by Engram.
@@ -70,8 +70,10 @@ func properties(tokenizer string) []property {
 		stored(pDim, "int"),
 	}
 	if tokenizer == TokenizerEngram {
+		// Filterable too: a filter on one term counts its documents, which
+		// the keyword relevance bound needs (Backend.bound).
 		ps = append(ps, property{Name: pTerms, DataType: []string{"text"}, Tokenization: "whitespace",
-			IndexFilterable: flag(false), IndexSearchable: flag(true)})
+			IndexFilterable: flag(true), IndexSearchable: flag(true)})
 	}
 	return ps
 }
@@ -184,6 +186,9 @@ func (s *Store) check(info *classInfo) error {
 	}
 	if meta.Engram > SchemaVersion {
 		return bad("schema %d is newer than this Engram's %d", meta.Engram, SchemaVersion)
+	}
+	if meta.Engram < SchemaVersion {
+		return bad("schema %d is older than this Engram's %d (objects keyed by id alone): export it with the Engram that wrote it and import it into a new class", meta.Engram, SchemaVersion)
 	}
 	if meta.Tokenizer != c.Tokenizer {
 		return bad("made with tokenizer %q, asked for %q", meta.Tokenizer, c.Tokenizer)

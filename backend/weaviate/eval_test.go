@@ -26,7 +26,7 @@ import (
 // run. For example:
 //
 //	ENGRAM_WEAVIATE_EVAL=scifact,locomo ENGRAM_DATA=/work/shared/data \
-//	    go test -run TestEval -v -timeout 2h ./internal/backend/weaviate
+//	    go test -run TestEval -v -timeout 2h ./backend/weaviate
 //
 // Vectors come from the built-in GloVe embedder with the weight and fusion
 // Engram defaults to for it (0.1, rsf). ENGRAM_WEAVIATE_EVAL_INDEX=flat

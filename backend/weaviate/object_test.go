@@ -26,6 +26,25 @@ func TestObjectID(t *testing.T) {
 	}
 }
 
+// TestKeyID: a memory's object is named by its id and full scope
+// (memory.Key), so the same id in two scopes is two objects; the UUIDs are
+// Python's uuid5 of id + NUL + the scope's canonical JSON.
+func TestKeyID(t *testing.T) {
+	for _, c := range []struct {
+		scope map[string]string
+		want  string
+	}{
+		{nil, "f5c3e8aa-4ce0-51ad-8f5b-e31cfa28d01c"},
+		{map[string]string{}, "f5c3e8aa-4ce0-51ad-8f5b-e31cfa28d01c"},
+		{map[string]string{"team": "a"}, "2de5935c-5fb2-5568-a601-8f49fb0855fb"},
+		{map[string]string{"user": "u1", "team": "a"}, "c320b8fa-4ac0-573f-b078-c96a49823ebb"},
+	} {
+		if got := KeyID("01X", c.scope); got != c.want {
+			t.Errorf("KeyID(01X, %v) = %s, want %s", c.scope, got, c.want)
+		}
+	}
+}
+
 var tenantRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func TestTenantName(t *testing.T) {

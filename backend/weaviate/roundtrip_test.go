@@ -103,7 +103,7 @@ func TestPutIsIdempotent(t *testing.T) {
 	}
 	m := full("replace")
 	put(t, s, m)
-	newer := mem("replace", "new text", nil)
+	newer := mem("replace", "new text", func(x *memory.Memory) { x.Scope = m.Scope }) // same id and scope: the same memory
 	put(t, s, newer)
 	got, err := s.Get(ctx, nil, "replace")
 	if err != nil {

@@ -64,9 +64,9 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 			return fmt.Errorf("%w: memory %d is nil", memory.ErrInvalid, i+1)
 		}
 		tenant := s.tenantOf(m.Scope)
-		key := tenant + "\x00" + m.ID
+		key := m.Key()
 		if j, dup := seen[key]; dup {
-			return fmt.Errorf("%w: memory %d repeats the id %q of memory %d", memory.ErrInvalid, i+1, m.ID, j+1)
+			return fmt.Errorf("%w: memory %d repeats the id %q and scope of memory %d", memory.ErrInvalid, i+1, m.ID, j+1)
 		}
 		seen[key] = i
 		o, err := encode(s.cfg.Class, tenant, m, s.termsFunc())
@@ -303,16 +303,24 @@ func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []strin
 // QUERY_MAXIMUM_RESULTS is 10000; batch deletes stop there).
 const maxIDsPerRequest = 1000
 
-// deleteIn deletes, in one tenant, the objects of ids whose scope holds scope.
+// deleteIn deletes, in one tenant, the objects of ids whose scope holds scope
+// (every such memory: the same id in two scopes is two).
 func (s *Store) deleteIn(ctx context.Context, tenant string, scope map[string]string, ids []string) (int, error) {
-	uuids := make([]string, len(ids))
-	for i, id := range ids {
-		uuids[i] = ObjectID(id)
-	}
-	ops := []map[string]any{{"path": []string{"id"}, "operator": "ContainsAny", "valueTextArray": uuids}}
+	ops := []map[string]any{{"path": []string{pID}, "operator": "ContainsAny", "valueTextArray": ids}}
 	if len(scope) > 0 {
 		ops = append(ops, map[string]any{"path": []string{pScope}, "operator": "ContainsAll", "valueTextArray": scopeTerms(scope)})
 	}
+	return s.deleteWhere(ctx, tenant, ops)
+}
+
+// deleteUUIDs deletes, in one tenant, the objects with these UUIDs.
+func (s *Store) deleteUUIDs(ctx context.Context, tenant string, uuids []string) (int, error) {
+	return s.deleteWhere(ctx, tenant, []map[string]any{{"path": []string{"id"}, "operator": "ContainsAny", "valueTextArray": uuids}})
+}
+
+// deleteWhere deletes, in one tenant, the objects the conjunction of ops
+// matches, with one batch delete.
+func (s *Store) deleteWhere(ctx context.Context, tenant string, ops []map[string]any) (int, error) {
 	var w map[string]any
 	if len(ops) == 1 {
 		w = ops[0]
@@ -380,7 +388,7 @@ func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []st
 		for start := 0; start < len(ids); start += maxIDsPerRequest {
 			chunk := ids[start:min(start+maxIDsPerRequest, len(ids))]
 			ops := append([]operand{idsOperand(chunk)}, scopeOps...)
-			objs, err := s.get(ctx, tenant, "where:"+where(ops)+",limit:"+strconv.Itoa(len(chunk)),
+			objs, err := s.get(ctx, tenant, "where:"+where(ops)+",limit:"+strconv.Itoa(MaxK),
 				pID+" "+pScope+" "+pUses+" "+pDemand+" "+pDemandAt+" _additional{id}")
 			if err != nil {
 				return err
@@ -411,4 +419,32 @@ func (s *Store) RecordUse(ctx context.Context, scope map[string]string, ids []st
 		return nil
 	})
 	return err
+}
+
+// patchUse writes a memory's use counters (uses, demand, demand_at) and
+// nothing else, by its object UUID. A memory deleted meanwhile is no error:
+// its use is simply not counted.
+func (s *Store) patchUse(ctx context.Context, m *memory.Memory) error {
+	if m.Uses < 0 || m.Uses > maxExactInt {
+		return fmt.Errorf("%w: memory %s: uses %d out of range 0..2^53", memory.ErrInvalid, m.ID, m.Uses)
+	}
+	props := map[string]any{pUses: m.Uses, pDemand: m.Demand}
+	if m.DemandAt != nil {
+		props[pDemandAt] = formatTime(*m.DemandAt)
+	}
+	body := map[string]any{"class": s.cfg.Class, "properties": props}
+	tenant := s.tenantOf(m.Scope)
+	if tenant != "" {
+		body["tenant"] = tenant
+	}
+	q := url.Values{"consistency_level": {s.cfg.Consistency}}
+	err := s.c.do(ctx, http.MethodPatch, "/v1/objects/"+s.cfg.Class+"/"+KeyID(m.ID, m.Scope), q, body, nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("record a use of %s: %w", m.ID, err)
+	}
+	return nil
 }

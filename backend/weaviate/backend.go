@@ -1,0 +1,887 @@
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/memory"
+)
+
+// Backend is Engram's engine on a Weaviate class: backend.Backend and the
+// optional Hybrider (native fusion), Updater, Merger, Describer, Tallier,
+// Completer, Pinger and StatsScoper. Weaviate has no transactions, so what the seam promises as one
+// write is here one batch whose objects are each written whole or not at all
+// (see Put), and the read-modify-writes (Update, RecordUse, SetEmbeddings,
+// PutMerging) are atomic among this process's calls only; docs/weaviate.md says what that
+// means for several processes.
+type Backend struct {
+	s *Store
+
+	// rmw serialises this process's read-modify-writes, so that two of them
+	// never interleave on one memory.
+	rmw sync.Mutex
+
+	modelsMu sync.Mutex
+	models   map[string]backend.ModelInfo // nil: not known
+	modelsAt time.Time
+}
+
+var (
+	_ backend.Backend     = (*Backend)(nil)
+	_ backend.Hybrider    = (*Backend)(nil)
+	_ backend.Updater     = (*Backend)(nil)
+	_ backend.Describer   = (*Backend)(nil)
+	_ backend.Tallier     = (*Backend)(nil)
+	_ backend.Pinger      = (*Backend)(nil)
+	_ backend.StatsScoper = (*Backend)(nil)
+	_ backend.Completer   = (*Backend)(nil)
+	_ backend.Merger      = (*Backend)(nil)
+)
+
+// modelsTTL is how long Models trusts what it last counted when this process
+// has not written since: other processes' new vectors are seen within it.
+const modelsTTL = time.Second
+
+// OpenBackend opens (creating if need be) the class cfg names as a backend.
+func OpenBackend(ctx context.Context, cfg Config) (*Backend, error) {
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{s: s}, nil
+}
+
+// OpenURL opens the store a weaviate:// URL names (ParseURL documents it).
+func OpenURL(ctx context.Context, raw string) (*Backend, error) {
+	cfg, err := ParseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	return OpenBackend(ctx, cfg)
+}
+
+// IsURL reports whether a store location is a weaviate:// URL.
+func IsURL(location string) bool {
+	return strings.HasPrefix(strings.TrimSpace(location), "weaviate://")
+}
+
+// Store is the class the backend runs on, for its lower-level calls.
+func (b *Backend) Store() *Store { return b.s }
+
+// Close releases idle connections.
+func (b *Backend) Close() error { return b.s.Close() }
+
+// Ping asks the server's readiness probe (for /readyz).
+func (b *Backend) Ping(ctx context.Context) error { return b.s.Ready(ctx) }
+
+// Kind names the backend.
+func (b *Backend) Kind() string { return "weaviate" }
+
+// StatsKey is the scope key whose values hold separate BM25 statistics: the
+// tenant key (one Weaviate shard per value). Every other scope key is a
+// filter inside a tenant, whose memories all count in its statistics.
+func (b *Backend) StatsKey() string { return b.s.cfg.TenantKey }
+
+// Location is the store's URL without secrets.
+func (b *Backend) Location() string {
+	c := b.s.cfg
+	u, err := url.Parse(c.Endpoint)
+	host := c.Endpoint
+	if err == nil {
+		host = u.Host
+	}
+	q := url.Values{"class": {c.Class}}
+	if c.TenantKey != "" {
+		q.Set("tenant", c.TenantKey)
+	}
+	if err == nil && u.Scheme == "https" {
+		q.Set("tls", "true")
+	}
+	return "weaviate://" + host + "?" + q.Encode()
+}
+
+// Describe reports the store's URL and how many memories it holds.
+func (b *Backend) Describe(ctx context.Context) (backend.Description, error) {
+	n, err := b.s.Count(ctx, memory.Filter{})
+	if err != nil {
+		return backend.Description{}, err
+	}
+	return backend.Description{Path: b.Location(), Memories: n, Kind: b.Kind()}, nil
+}
+
+// changed forgets the counted models after a write of this process.
+func (b *Backend) changed() {
+	b.modelsMu.Lock()
+	b.models = nil
+	b.modelsMu.Unlock()
+}
+
+// inScope refuses a memory outside the caller's scope.
+func inScope(scope map[string]string, mems []*memory.Memory) error {
+	for i, m := range mems {
+		if m == nil {
+			return fmt.Errorf("%w: memory %d is nil", memory.ErrInvalid, i+1)
+		}
+		if !memory.Inside(m.Scope, scope) {
+			return fmt.Errorf("%w: memory %s: scope %s lies outside the caller's scope %s", memory.ErrInvalid, m.ID,
+				memory.ScopeJSON(m.Scope), memory.ScopeJSON(scope))
+		}
+	}
+	return nil
+}
+
+// Put stores memories in batches. Weaviate's batch is not a transaction:
+// every memory is checked before anything is sent, so an invalid one stores
+// nothing, but a server that fails half-way leaves each memory either as it
+// was or as given (a *BatchError or ErrUnavailable says so), and Put of the
+// same memories again completes it: object UUIDs derive from id and scope.
+func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memory.Memory) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := inScope(scope, mems); err != nil {
+		return err
+	}
+	defer b.changed()
+	return b.s.Put(ctx, mems)
+}
+
+// PutMerging stores the memories that repeat none already stored: a
+// mergeable memory whose content hash and exact scope a stored memory has is
+// not stored, and existing names that memory's id (the least, when several
+// have them). The check and the write are one step among this process's
+// calls (its lock), not against other processes' writes.
+func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := inScope(scope, mems); err != nil {
+		return nil, err
+	}
+	b.rmw.Lock()
+	defer b.rmw.Unlock()
+	existing := make([]string, len(mems))
+	byTenant := map[string][]string{}
+	for i, m := range mems {
+		if i < len(mergeable) && mergeable[i] && m.ContentHash != "" {
+			t := b.s.tenantOf(m.Scope)
+			byTenant[t] = append(byTenant[t], m.ContentHash)
+		}
+	}
+	stored := map[string]string{} // content hash NUL scope JSON -> least id
+	for tenant, hashes := range byTenant {
+		for start := 0; start < len(hashes); start += maxIDsPerRequest {
+			chunk := hashes[start:min(start+maxIDsPerRequest, len(hashes))]
+			objs, err := b.s.get(ctx, tenant, "where:"+string(cond(pHash, "ContainsAny", "valueText", gqlStrings(chunk)))+
+				",limit:"+strconv.Itoa(MaxK), pID+" "+pScope+" "+pHash+" _additional{id}")
+			if err != nil {
+				return nil, fmt.Errorf("look for duplicates: %w", err)
+			}
+			for _, o := range objs {
+				m := &memory.Memory{}
+				if len(o.Scope) > 0 {
+					m.Scope = map[string]string{}
+					for _, kv := range o.Scope {
+						k, v, _ := strings.Cut(kv, "=")
+						m.Scope[k] = v
+					}
+				}
+				k := o.Hash + "\x00" + memory.ScopeJSON(m.Scope)
+				if id, ok := stored[k]; !ok || o.ID < id {
+					stored[k] = o.ID
+				}
+			}
+		}
+	}
+	var rest []*memory.Memory
+	for i, m := range mems {
+		if i < len(mergeable) && mergeable[i] {
+			if id, ok := stored[m.ContentHash+"\x00"+memory.ScopeJSON(m.Scope)]; ok {
+				existing[i] = id
+				continue
+			}
+		}
+		rest = append(rest, m)
+	}
+	if len(rest) == 0 {
+		return existing, nil
+	}
+	defer b.changed()
+	if err := b.s.Put(ctx, rest); err != nil {
+		return nil, err
+	}
+	return existing, nil
+}
+
+// pick resolves one id among the memories in scope that have it
+// (memory.ErrAmbiguous): the one whose scope is the caller's, else the only
+// one; nil when there is none.
+func pick(scope map[string]string, id string, ms []*memory.Memory) (*memory.Memory, error) {
+	switch len(ms) {
+	case 0:
+		return nil, nil
+	case 1:
+		return ms[0], nil
+	}
+	want := memory.ScopeJSON(scope)
+	for _, m := range ms {
+		if memory.ScopeJSON(m.Scope) == want {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("memory %s: %w: %d memories inside scope %s have it; name one's scope", id, memory.ErrAmbiguous, len(ms), want)
+}
+
+// resolve reads the memories the ids name in scope (pick), by id.
+func (b *Backend) resolve(ctx context.Context, scope map[string]string, ids []string, withVectors bool) (map[string]*memory.Memory, error) {
+	out := map[string]*memory.Memory{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	found, err := b.s.getMany(ctx, scope, ids, withVectors)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, done := out[id]; done {
+			continue
+		}
+		m, err := pick(scope, id, found[id])
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			out[id] = m
+		}
+	}
+	return out, nil
+}
+
+// Get reads memories by id in scope, vectors included.
+func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string) (map[string]*memory.Memory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return b.resolve(ctx, scope, ids, true)
+}
+
+// Delete removes the memories the ids name in scope. An ambiguous id fails
+// the call before anything is deleted.
+func (b *Backend) Delete(ctx context.Context, scope map[string]string, ids []string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	found, err := b.resolve(ctx, scope, ids, false)
+	if err != nil {
+		return 0, err
+	}
+	defer b.changed()
+	return b.deleteMems(ctx, found)
+}
+
+// deleteMems deletes these memories' objects, tenant by tenant.
+func (b *Backend) deleteMems(ctx context.Context, mems map[string]*memory.Memory) (int, error) {
+	byTenant := map[string][]string{}
+	for _, m := range mems {
+		t := b.s.tenantOf(m.Scope)
+		byTenant[t] = append(byTenant[t], KeyID(m.ID, m.Scope))
+	}
+	total := 0
+	for tenant, uuids := range byTenant {
+		for start := 0; start < len(uuids); start += maxIDsPerRequest {
+			n, err := b.s.deleteUUIDs(ctx, tenant, uuids[start:min(start+maxIDsPerRequest, len(uuids))])
+			total += n
+			if err != nil {
+				return total, fmt.Errorf("delete: %w", err)
+			}
+		}
+	}
+	return total, nil
+}
+
+// RecordUse counts one use of each memory the ids name in scope. The counters
+// are read and patched under this process's lock: two processes recording a
+// use of one memory at the same instant may count it once.
+func (b *Backend) RecordUse(ctx context.Context, scope map[string]string, ids []string, now time.Time, strict bool) ([]backend.Usage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.rmw.Lock()
+	defer b.rmw.Unlock()
+	found, err := b.s.getMany(ctx, scope, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	var mems []*memory.Memory
+	for _, id := range ids {
+		m, err := pick(scope, id, found[id])
+		if err != nil {
+			if strict {
+				return nil, err
+			}
+			continue
+		}
+		if m == nil {
+			if strict {
+				return nil, fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
+			}
+			continue
+		}
+		mems = append(mems, m)
+	}
+	out := make([]backend.Usage, 0, len(mems))
+	at := now.UTC()
+	for _, m := range mems { // an id given twice counts twice, as on SQLite
+		m.Uses, m.Demand = memory.Use(m.Uses, m.Demand, m.DemandAt, at)
+		m.DemandAt = &at
+		if err := b.s.patchUse(ctx, m); err != nil {
+			return nil, err
+		}
+		out = append(out, backend.Usage{ID: m.ID, Uses: m.Uses, Demand: m.Demand, At: &at})
+	}
+	return out, nil
+}
+
+// SetEmbeddings stores vectors for memories whose content hash is still the
+// update's: each such memory is read whole and written back with its new
+// embedding (a Weaviate object's vectors change with a whole-object write).
+func (b *Backend) SetEmbeddings(ctx context.Context, scope map[string]string, ups []backend.EmbeddingUpdate) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	b.rmw.Lock()
+	defer b.rmw.Unlock()
+	ids := make([]string, len(ups))
+	for i, u := range ups {
+		ids[i] = u.ID
+	}
+	found, err := b.s.getMany(ctx, scope, ids, true)
+	if err != nil {
+		return 0, err
+	}
+	byKey := map[string]*memory.Memory{}
+	var order []string
+	for _, u := range ups {
+		m, err := pick(scope, u.ID, found[u.ID])
+		if err != nil || m == nil || m.ContentHash != u.Hash {
+			continue
+		}
+		if u.Embedding != nil {
+			e := *u.Embedding
+			e.Vector = slices.Clone(u.Embedding.Vector)
+			m.Embedding = &e
+		} else {
+			m.Embedding = nil
+		}
+		k := m.Key()
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = m
+	}
+	if len(order) == 0 {
+		return 0, nil
+	}
+	mems := make([]*memory.Memory, len(order))
+	for i, k := range order {
+		mems[i] = byKey[k]
+	}
+	defer b.changed()
+	if err := b.s.Put(ctx, mems); err != nil {
+		return 0, err
+	}
+	return len(mems), nil
+}
+
+// Update changes one memory: read, fn, write, under this process's lock
+// (other processes' writes to the same memory in between can be lost: there
+// is no conditional write in Weaviate). A memory moved to another scope is
+// written there first and then deleted from its old one, so a failure in
+// between leaves both, never neither.
+func (b *Backend) Update(ctx context.Context, scope map[string]string, id string, fn func(*memory.Memory) (*memory.Memory, error)) (*memory.Memory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.rmw.Lock()
+	defer b.rmw.Unlock()
+	found, err := b.resolve(ctx, scope, []string{id}, true)
+	if err != nil {
+		return nil, err
+	}
+	old := found[id]
+	if old == nil {
+		return nil, fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
+	}
+	oldKey := old.Key()
+	oldScope := old.Scope
+	res, err := fn(cloneMemory(old))
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return old, nil
+	}
+	if !memory.Inside(res.Scope, scope) {
+		return nil, fmt.Errorf("%w: memory %s: scope %s lies outside the caller's scope %s", memory.ErrInvalid, id,
+			memory.ScopeJSON(res.Scope), memory.ScopeJSON(scope))
+	}
+	moved := res.Key() != oldKey || res.ID != id
+	if moved {
+		taken, err := b.s.getMany(ctx, res.Scope, []string{res.ID}, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range taken[res.ID] {
+			if m.Key() == res.Key() {
+				return nil, fmt.Errorf("%w: memory %s: scope %s already has a memory with this id", memory.ErrInvalid, res.ID, memory.ScopeJSON(res.Scope))
+			}
+		}
+	}
+	out := cloneMemory(res)
+	defer b.changed()
+	if err := b.s.Put(ctx, []*memory.Memory{res}); err != nil {
+		return nil, err
+	}
+	if moved {
+		if _, err := b.deleteMems(ctx, map[string]*memory.Memory{id: {ID: id, Scope: oldScope}}); err != nil {
+			return nil, fmt.Errorf("memory %s moved, but its old copy remains: %w", id, err)
+		}
+	}
+	return out, nil
+}
+
+func cloneMemory(m *memory.Memory) *memory.Memory {
+	c := *m
+	c.Scope = maps(m.Scope)
+	c.Tags = slices.Clone(m.Tags)
+	c.Metadata = slices.Clone(m.Metadata)
+	if m.DemandAt != nil {
+		t := *m.DemandAt
+		c.DemandAt = &t
+	}
+	if m.Embedding != nil {
+		e := *m.Embedding
+		e.Vector = slices.Clone(m.Embedding.Vector)
+		c.Embedding = &e
+	}
+	return &c
+}
+
+func maps(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// listPage is how many memories one listing request reads.
+const listPage = 500
+
+// List visits the memories q.Filter admits in key order: every page is read
+// first (Weaviate pages by tenant and UUID), then sorted.
+func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory.Memory) error) error {
+	var all []*memory.Memory
+	cursor := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		page, err := b.s.List(ctx, q.Filter, cursor, listPage, q.Vectors)
+		if err != nil {
+			return err
+		}
+		all = append(all, page.Memories...)
+		if page.Next == "" {
+			break
+		}
+		cursor = page.Next
+	}
+	keys := make([]string, len(all))
+	for i, m := range all {
+		keys[i] = m.Key()
+	}
+	idx := make([]int, len(all))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int { return strings.Compare(keys[i], keys[j]) })
+	for _, i := range idx {
+		if err := fn(all[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Models counts the stored vectors per model (one aggregate over the
+// tenants, and one lookup of each model's dimension), trusting the last count
+// for modelsTTL unless this process wrote since.
+func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, error) {
+	b.modelsMu.Lock()
+	if b.models != nil && time.Since(b.modelsAt) < modelsTTL {
+		out := make(map[string]backend.ModelInfo, len(b.models))
+		for k, v := range b.models {
+			out[k] = v
+		}
+		b.modelsMu.Unlock()
+		return out, nil
+	}
+	b.modelsMu.Unlock()
+	counts, err := b.s.CountBy(ctx, memory.Filter{}, pModel)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]backend.ModelInfo, len(counts))
+	for model, n := range counts {
+		dim, err := b.s.modelDim(ctx, model)
+		if err != nil {
+			return nil, err
+		}
+		if dim > 0 {
+			out[model] = backend.ModelInfo{Dim: dim, Count: n}
+		}
+	}
+	b.modelsMu.Lock()
+	b.models, b.modelsAt = out, time.Now()
+	b.modelsMu.Unlock()
+	res := make(map[string]backend.ModelInfo, len(out))
+	for k, v := range out {
+		res[k] = v
+	}
+	return res, nil
+}
+
+// Tally counts the memories in scope with aggregates.
+func (b *Backend) Tally(ctx context.Context, scope map[string]string) (backend.Tally, error) {
+	f := memory.Filter{Scope: scope}
+	n, err := b.s.Count(ctx, f)
+	if err != nil {
+		return backend.Tally{}, err
+	}
+	types, err := b.s.CountBy(ctx, f, pType)
+	if err != nil {
+		return backend.Tally{}, err
+	}
+	favs, err := b.s.CountBy(ctx, f, pFavorite)
+	if err != nil {
+		return backend.Tally{}, err
+	}
+	emb, err := b.s.CountBy(ctx, f, pModel)
+	if err != nil {
+		return backend.Tally{}, err
+	}
+	return backend.Tally{Memories: n, Favorites: favs["true"], Types: types, Embedded: emb}, nil
+}
+
+// Legs runs the BM25 and vector legs concurrently, each a Weaviate query with
+// the filter inside.
+func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &backend.LegResult{}
+	if q.K <= 0 {
+		return res, nil
+	}
+	// Lean hits (Complete fills in the few the engine keeps), unless the
+	// vectors are wanted, which only a full read carries.
+	lq := LegQuery{Text: q.Text, Vector: q.Vector, Model: q.Model, Filter: q.Filter, K: min(q.K, MaxK), WithVectors: q.WithVectors,
+		Lean: !q.WithVectors}
+	var (
+		wg            sync.WaitGroup
+		bmErr, vecErr error
+		bmHits        []Hit
+		vecHits       []Hit
+		bound         float64
+	)
+	var bndErr error
+	if q.Text != "" {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			t := time.Now()
+			bmHits, bmErr = b.s.BM25(ctx, lq)
+			res.BM25Took = time.Since(t)
+		}()
+		go func() { defer wg.Done(); bound, bndErr = b.bound(ctx, q.Text, q.Filter.Scope) }()
+	}
+	if q.Vector != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.Now()
+			vecHits, vecErr = b.s.NearVector(ctx, lq)
+			if errors.Is(vecErr, ErrNoVectors) {
+				vecHits, vecErr = nil, nil
+			}
+			res.VectorTook = time.Since(t)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(bmErr, vecErr, bndErr); err != nil {
+		return nil, err
+	}
+	res.BM25, res.Vector, res.Bound = toHits(bmHits, q.WithVectors, q.Model), toHits(vecHits, q.WithVectors, q.Model), bound
+	return res, nil
+}
+
+// toHits turns the store's hits into the seam's, moving each vector of model
+// out of its memory (a leg's memory comes without its vector).
+func toHits(hs []Hit, withVectors bool, model string) []backend.Hit {
+	out := make([]backend.Hit, len(hs))
+	for i, h := range hs {
+		out[i] = backend.Hit{Memory: h.Memory, Score: h.Score}
+		if e := h.Memory.Embedding; e != nil {
+			if withVectors && e.Model == model && len(e.Vector) > 0 {
+				out[i].Vector = e.Vector
+			}
+			c := *e
+			c.Vector = nil
+			h.Memory.Embedding = &c
+		}
+	}
+	return out
+}
+
+// NativeRRFK is Weaviate's rankedFusion k in Engram's terms: Weaviate adds
+// w/(60+i) with i the 0-based rank, which is w/(59+rank) with Engram's
+// 1-based ranks (TestExplainRanks reads it back from explainScore).
+const NativeRRFK = weaviateRRFK - 1
+
+// Complete reads the full memories (vectors left out) of the partial ones
+// the legs returned, by object UUID, one request per tenant.
+func (b *Backend) Complete(ctx context.Context, partial []*memory.Memory) ([]*memory.Memory, error) {
+	byTenant := map[string][]string{}
+	for _, m := range partial {
+		t := b.s.tenantOf(m.Scope)
+		byTenant[t] = append(byTenant[t], KeyID(m.ID, m.Scope))
+	}
+	tenants := make([]string, 0, len(byTenant))
+	for t := range byTenant {
+		tenants = append(tenants, t)
+	}
+	found := make([]map[string]*memory.Memory, len(tenants))
+	err := eachTenant(ctx, tenants, func(ctx context.Context, i int, tenant string) error {
+		uuids := byTenant[tenant]
+		found[i] = make(map[string]*memory.Memory, len(uuids))
+		for start := 0; start < len(uuids); start += maxIDsPerRequest {
+			chunk := uuids[start:min(start+maxIDsPerRequest, len(uuids))]
+			ms, err := b.s.fetch(ctx, tenant, "where:"+string(uuidsOperand(chunk))+",limit:"+strconv.Itoa(len(chunk)), nil, false)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				found[i][m.Key()] = m
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the results: %w", err)
+	}
+	all := map[string]*memory.Memory{}
+	for _, f := range found {
+		for k, m := range f {
+			all[k] = m
+		}
+	}
+	out := make([]*memory.Memory, len(partial))
+	for i, m := range partial {
+		out[i] = all[m.Key()]
+	}
+	return out, nil
+}
+
+// Hybrid is one Weaviate hybrid query with rankedFusion, the filter inside,
+// Engram's weights as alpha; both legs also run on their own, concurrently,
+// so that every hit carries each leg's rank and score for explain and the
+// relevance signal.
+func (b *Backend) Hybrid(ctx context.Context, q backend.HybridQuery) (*backend.HybridResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := time.Now()
+	res := &backend.HybridResult{}
+	if q.K <= 0 {
+		return res, nil
+	}
+	hq := HybridQuery{
+		LegQuery: LegQuery{Text: q.Text, Vector: q.Vector, Model: q.Model, Filter: q.Filter, K: min(q.K, MaxK), WithVectors: q.WithVectors,
+			Lean: !q.WithVectors},
+		BM25Weight: q.BM25Weight, VectorWeight: q.VectorWeight, Fusion: FusionRRF, Explain: true,
+	}
+	var (
+		wg     sync.WaitGroup
+		bound  float64
+		bndErr error
+	)
+	if q.Text != "" && q.BM25Weight > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); bound, bndErr = b.bound(ctx, q.Text, q.Filter.Scope) }()
+	}
+	hits, err := b.s.Hybrid(ctx, hq)
+	wg.Wait()
+	if errors.Is(err, ErrNoVectors) {
+		err = nil
+	}
+	if err := errors.Join(err, bndErr); err != nil {
+		return nil, err
+	}
+	for _, h := range hits {
+		hh := backend.HybridHit{Hit: backend.Hit{Memory: h.Memory, Score: h.Score}}
+		if e := h.Memory.Embedding; e != nil {
+			if q.WithVectors && e.Model == q.Model && len(e.Vector) > 0 {
+				hh.Vector = e.Vector
+			}
+			c := *e
+			c.Vector = nil
+			h.Memory.Embedding = &c
+		}
+		if h.BM25 != nil {
+			hh.BM25Leg = backend.LegPlace{Rank: h.BM25.Rank, Score: h.BM25.Score}
+		}
+		if h.Vector != nil {
+			hh.VectorLeg = backend.LegPlace{Rank: h.Vector.Rank, Score: h.Vector.Cosine}
+		}
+		res.Hits = append(res.Hits, hh)
+	}
+	res.Bound, res.Took, res.K = bound, time.Since(t), NativeRRFK
+	return res, nil
+}
+
+// bound is the keyword relevance bound of a query (backend.LegResult.Bound)
+// with the statistics Weaviate scores by: those of the tenant the scope
+// names. A scope that names no tenant reaches several, each scored by its
+// own statistics: the bound is then the largest of theirs, so that no hit's
+// relevance is overstated. 0 with the word tokenizer, whose terms cannot be
+// counted.
+func (b *Backend) bound(ctx context.Context, text string, scope map[string]string) (float64, error) {
+	if b.s.tok == nil {
+		return 0, nil
+	}
+	terms := b.s.tok.Tokens(text)
+	if len(terms) == 0 {
+		return 0, nil
+	}
+	tenants, err := b.s.tenantsFor(ctx, scope)
+	if err != nil {
+		return 0, err
+	}
+	bounds := make([]float64, len(tenants))
+	err = eachTenant(ctx, tenants, func(ctx context.Context, i int, tenant string) error {
+		n, df, err := b.s.termStats(ctx, tenant, terms)
+		if err != nil {
+			return err
+		}
+		bounds[i] = queryBound(terms, n, df, b.s.cfg.K1)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("keyword bound: %w", err)
+	}
+	var out float64
+	for _, x := range bounds {
+		out = max(out, x)
+	}
+	return out, nil
+}
+
+// queryBound is internal/bm25's QueryBound over n documents with these
+// document frequencies: Σ over the query's terms of idf·(k1+1), a term no
+// document holds at idf(n, 0).
+func queryBound(terms []string, n int, df map[string]int, k1 float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	idf := func(f int) float64 { return math.Log(1 + (float64(n-f)+0.5)/(float64(f)+0.5)) }
+	var out float64
+	for _, t := range terms {
+		out += idf(df[t]) * (k1 + 1)
+	}
+	return out
+}
+
+// termStats counts, in one request, a tenant's memories and those holding
+// each term.
+func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (int, map[string]int, error) {
+	var q strings.Builder
+	q.WriteString("{Aggregate{")
+	targ := strings.TrimSuffix(tenantArg(tenant), ",")
+	if targ != "" {
+		q.WriteString("n:" + s.cfg.Class + "(" + targ + "){meta{count}} ")
+	} else {
+		q.WriteString("n:" + s.cfg.Class + "{meta{count}} ")
+	}
+	uniq := []string{}
+	seen := map[string]bool{}
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			uniq = append(uniq, t)
+		}
+	}
+	for i, t := range uniq {
+		args := tenantArg(tenant) + "where:" + string(cond(pTerms, "Equal", "valueText", gqlString(t)))
+		q.WriteString("t" + strconv.Itoa(i) + ":" + s.cfg.Class + "(" + args + "){meta{count}} ")
+	}
+	q.WriteString("}}")
+	var data struct {
+		Aggregate map[string][]struct {
+			Meta struct {
+				Count int `json:"count"`
+			} `json:"meta"`
+		} `json:"Aggregate"`
+	}
+	err := s.c.graphql(ctx, q.String(), &data)
+	if errors.Is(err, errTenantNotFound) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	count := func(alias string) int {
+		if rows := data.Aggregate[alias]; len(rows) > 0 {
+			return rows[0].Meta.Count
+		}
+		return 0
+	}
+	df := make(map[string]int, len(uniq))
+	for i, t := range uniq {
+		df[t] = count("t" + strconv.Itoa(i))
+	}
+	return count("n"), df, nil
+}
+
+// modelDim reads the dimension of one stored vector of model (0: none left).
+func (s *Store) modelDim(ctx context.Context, model string) (int, error) {
+	tenants, err := s.Tenants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if s.cfg.TenantKey == "" {
+		tenants = []string{""}
+	}
+	for _, tenant := range tenants {
+		objs, err := s.get(ctx, tenant, "where:"+string(cond(pModel, "Equal", "valueText", gqlString(model)))+",limit:1", pDim+" _additional{id}")
+		if err != nil {
+			return 0, fmt.Errorf("dimension of model %s: %w", model, err)
+		}
+		if len(objs) > 0 && objs[0].Dim > 0 {
+			return int(objs[0].Dim), nil
+		}
+	}
+	return 0, nil
+}
