@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/internal/format"
-	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -221,7 +219,7 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 		return nil, err
 	}
 	inj := &Injection{Strategy: resp.Strategy, Degraded: resp.Degraded, MinRelevance: resp.MinRelevance}
-	eq := excerpt.NewQuery(excerptTokenizer(), prompt)
+	eq := excerpt.ForPrompt(prompt)
 	inj.Results, inj.Text = format.FitContext(resp.Results, format.ContextOptions{Budget: opt.Budget, Passage: eq.Passage})
 	if !opt.NoRecord {
 		// What was delivered, and relevant: under an explicit bar below the
@@ -234,6 +232,3 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	return inj, nil
 }
 
-// excerptTokenizer finds the query's terms in a long memory, to pick the
-// passage an injection shows: the BM25 leg's default analysis.
-var excerptTokenizer = sync.OnceValue(func() *tokenize.Tokenizer { return tokenize.New(tokenize.DefaultOptions()) })

@@ -15,6 +15,7 @@ package excerpt
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -34,6 +35,12 @@ type Query struct {
 	tok   *tokenize.Tokenizer
 	terms map[string]bool
 }
+
+// ForPrompt tokenizes text as the BM25 leg does by default (tokenize's
+// default options): the query an injection picks its passages with.
+func ForPrompt(text string) *Query { return NewQuery(defaultTokenizer(), text) }
+
+var defaultTokenizer = sync.OnceValue(func() *tokenize.Tokenizer { return tokenize.New(tokenize.DefaultOptions()) })
 
 // NewQuery tokenizes text with tok. A nil tokenizer or an empty text gives a
 // query without terms: every passage is the text's beginning.
