@@ -51,8 +51,10 @@ type CalibrateResult struct {
 	Method  string           `json:"method"`
 	Queries int              `json:"queries"`
 	Points  []CalibratePoint `json:"points"`
-	// Best is the weight with the best MRR; Chosen the smallest weight within
-	// one standard error of it (the one-standard-error rule).
+	// Best is the weight with the best MRR; Chosen the weight nearest the
+	// model's default among those within one standard error of it (the
+	// one-standard-error rule, which keeps the measured default unless the
+	// store's own evidence clearly says otherwise).
 	Best   float64 `json:"best"`
 	Chosen float64 `json:"chosen"`
 	// Previous is the weight searches used before, and where it came from
@@ -138,7 +140,13 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 		}
 		return ids, nil
 	}
-	sw, err := calibrate.Sweep(ctx, set, weights, search)
+	prior := ModelDefaults(e.embedder.Model()).VectorWeight
+	if len(opt.Weights) == 0 && !slices.Contains(weights, prior) {
+		weights = append(slices.Clone(weights), prior)
+		slices.Sort(weights)
+		done, total = 0, len(set.Queries)*len(weights)
+	}
+	sw, err := calibrate.Sweep(ctx, set, weights, prior, search)
 	if err != nil {
 		return nil, err
 	}

@@ -67,9 +67,20 @@ func TestCalibrate(t *testing.T) {
 		t.Fatalf("a dry run changed the weight source to %s", resp.Fusion.WeightSource)
 	}
 
-	// Noise vectors can only push sources down: the weight must be 0, which
-	// switches the vector leg off, so it is stored only when asked.
-	res, err := db.Calibrate(ctx, engram.CalibrateOptions{Samples: 40, Seed: 1})
+	// Noise vectors can only push sources down: of the default weights only
+	// those next to 0 are within one standard error of it, and the one
+	// nearest the model's 0.5 among them is chosen.
+	res, err := db.Calibrate(ctx, engram.CalibrateOptions{Samples: 40, Seed: 1, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Chosen > 0.05 || res.Best != 0 {
+		t.Fatalf("noise: chose %v (best %v), want a weight next to 0: %+v", res.Chosen, res.Best, res)
+	}
+	// Between 0 and 1 it must be 0, which switches the vector leg off, so it
+	// is stored only when asked.
+	offOrOn := []float64{0, 1}
+	res, err = db.Calibrate(ctx, engram.CalibrateOptions{Samples: 40, Seed: 1, Weights: offOrOn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +90,7 @@ func TestCalibrate(t *testing.T) {
 	if resp := search(t, db, engram.Query{Query: "w001 w002", NoRecord: true}); resp.Fusion.WeightSource != "model" {
 		t.Fatalf("a weight of 0 was stored without AllowOff: %+v", resp.Fusion)
 	}
-	res, err = db.Calibrate(ctx, engram.CalibrateOptions{Samples: 40, Seed: 1, AllowOff: true})
+	res, err = db.Calibrate(ctx, engram.CalibrateOptions{Samples: 40, Seed: 1, Weights: offOrOn, AllowOff: true})
 	if err != nil {
 		t.Fatal(err)
 	}

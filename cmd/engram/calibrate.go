@@ -26,9 +26,10 @@ func newCalibrate(e *env) *cobra.Command {
 		Long: `Estimate, without labels, how much the vector leg can be trusted on this store
 with this embedder. Pseudo-queries are made from the store's own memories (by
 default a sentence held out of each, the memory searched without it); each is
-run at every vector weight, and the smallest weight whose MRR@10 of the source
-memory is within one standard error of the best is stored as the store's weight
-for the current model (weight_source "store" in search output). The table and
+run at every vector weight (the model's default among them), and of the weights
+whose MRR@10 of the source memory is within one standard error of the best, the
+one nearest the model's default is stored as the store's weight for the current
+model (weight_source "store" in search output). The table and
 the decision are printed. A weight of 0 would switch the vector leg off: it is
 reported, not stored, unless --allow-off. ENGRAM_VECTOR_WEIGHT still overrides
 the stored weight. --dry-run measures without storing; --reset removes the
@@ -120,7 +121,7 @@ func writeCalibration(w io.Writer, res *engram.CalibrateResult) error {
 		return err
 	}
 	if res.Chosen != res.Best {
-		fmt.Fprintf(w, "chosen %g, not the best %g: the smallest weight within one standard error of the best MRR\n", res.Chosen, res.Best)
+		fmt.Fprintf(w, "chosen %g, not the best %g: the weight nearest the model's default within one standard error of the best MRR\n", res.Chosen, res.Best)
 	}
 	var err error
 	switch {

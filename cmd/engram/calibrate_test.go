@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engram-memory/engram"
 )
 
 // calibrationStore writes a store of n memories of a dozen words each.
@@ -24,22 +26,30 @@ func calibrationStore(t *testing.T, n int) string {
 }
 
 func TestCalibrateCommand(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "")
+	emb, err := engram.BuiltinEmbedder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modelWeight := engram.ModelDefaults(emb.Model()).VectorWeight
 	db := calibrationStore(t, 40)
 	out := mustCLI(t, db, "", "calibrate", "--dry-run", "--samples", "35")
-	for _, want := range []string{"35 pseudo-queries (heldout)", "MRR@10", "not stored (dry run)", "searches keep 0.1 (model)", "← "} {
+	for _, want := range []string{"35 pseudo-queries (heldout)", "MRR@10", "not stored (dry run)", fmt.Sprintf("searches keep %g (model)", modelWeight), "← "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	// A weight of 0 switches the vector leg off: shown, not stored, unless asked.
-	out = mustCLI(t, db, "", "calibrate", "--weights", "0,0.5", "--method", "partial")
+	// 3 is far from the model's default, so 0 is chosen whenever it is within one
+	// standard error of the best.
+	out = mustCLI(t, db, "", "calibrate", "--weights", "0,3", "--method", "partial")
 	if !strings.Contains(out, "vector weight 0 not stored: a weight of 0 switches the vector leg off") || !strings.Contains(out, "--allow-off") {
 		t.Fatalf("a weight of 0 without --allow-off:\n%s", out)
 	}
 	if s := mustCLI(t, db, "", "--json", "stats"); !strings.Contains(s, `"weight_source": "model"`) {
 		t.Fatalf("a refused weight was stored:\n%s", s)
 	}
-	js := mustCLI(t, db, "", "--json", "calibrate", "--weights", "0,0.5", "--method", "partial", "--allow-off")
+	js := mustCLI(t, db, "", "--json", "calibrate", "--weights", "0,3", "--method", "partial", "--allow-off")
 	var res struct {
 		Method string  `json:"method"`
 		Chosen float64 `json:"chosen"`
@@ -60,7 +70,7 @@ func TestCalibrateCommand(t *testing.T) {
 	if !strings.Contains(search, `"weight_source": "store"`) {
 		t.Errorf("search after calibrate does not use the store's weight:\n%s", search)
 	}
-	if out := mustCLI(t, db, "", "calibrate", "--reset"); !strings.Contains(out, "searches use the model's 0.1") {
+	if out := mustCLI(t, db, "", "calibrate", "--reset"); !strings.Contains(out, fmt.Sprintf("searches use the model's %g", modelWeight)) {
 		t.Errorf("reset: %s", out)
 	}
 	if search := mustCLI(t, db, "", "--json", "search", "deploy key", "--no-record"); !strings.Contains(search, `"weight_source": "model"`) {

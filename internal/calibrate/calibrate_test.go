@@ -96,17 +96,20 @@ func TestChoose(t *testing.T) {
 	cases := []struct {
 		name   string
 		points []Point
+		prior  float64
 		want   float64
 	}{
-		{"best wins when clear", []Point{{0, .40, .01, 0}, {.1, .50, .01, 0}, {1, .45, .01, 0}}, .1},
-		{"within one se of best goes smaller", []Point{{0, .48, .02, 0}, {.1, .50, .02, 0}, {1, .49, .02, 0}}, 0},
-		{"exact tie goes smaller", []Point{{0, .5, 0, 0}, {.2, .5, 0, 0}}, 0},
-		{"order of points does not matter", []Point{{1, .45, .01, 0}, {.1, .50, .01, 0}, {0, .40, .01, 0}}, .1},
-		{"empty", nil, math.NaN()},
+		{"best wins when clear", []Point{{0, .40, .01, 0}, {.1, .50, .01, 0}, {1, .45, .01, 0}}, 1, .1},
+		{"within one se of best goes to the prior", []Point{{0, .48, .02, 0}, {.1, .50, .02, 0}, {1, .49, .02, 0}}, 1, 1},
+		{"within one se, nearest the prior", []Point{{0, .48, .02, 0}, {.3, .50, .02, 0}, {1, .40, .02, 0}}, .5, .3},
+		{"no prior goes smaller", []Point{{0, .48, .02, 0}, {.1, .50, .02, 0}, {1, .49, .02, 0}}, math.NaN(), 0},
+		{"exact tie goes smaller", []Point{{0, .5, 0, 0}, {.2, .5, 0, 0}}, .1, 0},
+		{"order of points does not matter", []Point{{1, .45, .01, 0}, {.1, .50, .01, 0}, {0, .40, .01, 0}}, 0, .1},
+		{"empty", nil, 0, math.NaN()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Choose(c.points)
+			got := Choose(c.points, c.prior)
 			if got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
 				t.Errorf("Choose = %v, want %v", got, c.want)
 			}
@@ -127,7 +130,7 @@ func TestSweep(t *testing.T) {
 		}
 		return []string{"x"}, nil
 	}
-	res, err := Sweep(context.Background(), set, []float64{0, .5, 1}, search)
+	res, err := Sweep(context.Background(), set, []float64{0, .5, 1}, math.NaN(), search)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +145,13 @@ func TestSweep(t *testing.T) {
 	}
 
 	boom := errors.New("store closed")
-	if _, err := Sweep(context.Background(), set, nil, func(context.Context, string, float64) ([]string, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := Sweep(context.Background(), set, nil, 0, func(context.Context, string, float64) ([]string, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("search error not returned: %v", err)
 	}
-	if _, err := Sweep(context.Background(), Set{Method: MethodHeldOut}, nil, search); err == nil {
+	if _, err := Sweep(context.Background(), Set{Method: MethodHeldOut}, nil, 0, search); err == nil {
 		t.Error("no pseudo-queries must be an error")
 	}
-	if _, err := Sweep(context.Background(), set, []float64{-1}, search); err == nil {
+	if _, err := Sweep(context.Background(), set, []float64{-1}, 0, search); err == nil {
 		t.Error("a negative weight must be an error")
 	}
 }

@@ -32,12 +32,12 @@ type Result struct {
 
 // Sweep runs every pseudo-query at every weight and picks, by the
 // one-standard-error rule (Hastie, Tibshirani & Friedman, The Elements of
-// Statistical Learning, §7.10), the smallest weight whose MRR of the source
-// memory is within one standard error of the best MRR: a larger vector weight
-// must earn its place by more than the noise of a few hundred pseudo-queries.
-// Exact ties therefore go to the smaller weight too. Weights must be finite
-// and ≥ 0.
-func Sweep(ctx context.Context, set Set, weights []float64, search SearchFunc) (Result, error) {
+// Statistical Learning, §7.10), among the weights whose MRR of the source
+// memory is within one standard error of the best MRR, the one nearest prior
+// (the model's measured default): a move away from it must earn its place by
+// more than the noise of a few hundred pseudo-queries. A NaN prior means the
+// smallest such weight. Weights must be finite and ≥ 0.
+func Sweep(ctx context.Context, set Set, weights []float64, prior float64, search SearchFunc) (Result, error) {
 	if len(set.Queries) == 0 {
 		return Result{}, fmt.Errorf("calibrate: no pseudo-queries (method %s): the store has no memory long enough", set.Method)
 	}
@@ -71,14 +71,15 @@ func Sweep(ctx context.Context, set Set, weights []float64, search SearchFunc) (
 		}
 		res.Points = append(res.Points, p)
 	}
-	res.Best = Choose(res.Points)
+	res.Best = Choose(res.Points, prior)
 	return res, nil
 }
 
-// Choose applies the one-standard-error rule to swept points: the smallest
-// weight whose MRR reaches the best MRR minus the best point's standard error
-// (less 1e-9 for rounding).
-func Choose(points []Point) float64 {
+// Choose applies the one-standard-error rule to swept points: of the weights
+// whose MRR reaches the best MRR minus the best point's standard error (less
+// 1e-9 for rounding), the one nearest prior, the smaller on a tie; with a NaN
+// prior, the smallest.
+func Choose(points []Point, prior float64) float64 {
 	if len(points) == 0 {
 		return math.NaN()
 	}
@@ -88,9 +89,18 @@ func Choose(points []Point) float64 {
 			best = p
 		}
 	}
+	dist := func(w float64) float64 {
+		if math.IsNaN(prior) {
+			return w
+		}
+		return math.Abs(w - prior)
+	}
 	chosen := best.Weight
 	for _, p := range points {
-		if p.MRR >= best.MRR-best.SE-1e-9 && p.Weight < chosen {
+		if p.MRR < best.MRR-best.SE-1e-9 {
+			continue
+		}
+		if d, dc := dist(p.Weight), dist(chosen); d < dc || (d == dc && p.Weight < chosen) {
 			chosen = p.Weight
 		}
 	}
