@@ -84,12 +84,16 @@ func TestUsesCountOnlyRelevant(t *testing.T) {
 // model's for a hybrid search and the keyword bar when only BM25 ran, and the
 // response says which it applied and how many candidates it passed over.
 func TestModelBarByStrategy(t *testing.T) {
+	emb, err := engram.BuiltinEmbedder()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		opts engram.Options
 		want float64
 	}{
-		{"built-in model", engram.Options{}, engram.ModelDefaults("glove100-mean-v1").Relevance},
+		{"built-in model", engram.Options{}, engram.ModelDefaults(emb.Model()).Relevance},
 		{"keyword only", engram.Options{NoEmbedder: true}, engram.KeywordRelevance},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -24,6 +24,11 @@ var demoMemories = []engram.Memory{
 	{Name: "Tabs", Text: "Indent Go with tabs and YAML with two spaces.", Type: "preference"},
 	{Name: "Cold start", Text: "After a deploy the first request is slow because the connection pool and the template cache are empty; warm them in the readiness probe.", Type: "fact", Tags: []string{"performance"}},
 	{Name: "Release", Text: "Release v1.2.3 shipped the new search endpoint and removed the legacy XML export.", Type: "event"},
+	// Two more release notes: one names v1.2.3 twice, one says what another
+	// version removed. The first is BM25's pick for what v1.2.3 removed, the
+	// second the embedding's: fusion's case.
+	{Name: "ARM crash", Text: "Release v1.2.3 crashed on ARM: pin v1.2.2 there until v1.2.3 is fixed.", Type: "event"},
+	{Name: "Next version", Text: "What v1.3.0 removed: the legacy search cache.", Type: "event"},
 	{Name: "Alice", Text: "Alice owns the billing service and reviews every schema migration.", Type: "person"},
 	{Name: "Standup", Text: "The team meets every morning at 9:30 in the small meeting room.", Type: "event"},
 	{Name: "Coffee", Text: "Drinks espresso, no sugar, and dislikes herbal tea.", Type: "preference"},
@@ -39,8 +44,7 @@ var demoMemories = []engram.Memory{
 	{Name: "Logging", Text: "Structured logs go to stdout as JSON; never log tokens or passwords.", Type: "instruction"},
 	{Name: "Slow dashboard", Text: "The admin dashboard is slow on the first load of the day because its report query is not cached.", Type: "fact"},
 	{Name: "Deploy window", Text: "Deploys happen on Tuesdays and Thursdays; a deploy needs a green build and one approval.", Type: "instruction"},
-	// Two notes BM25 cannot tell apart for "ssh key", and one the embedding
-	// prefers without the words: fusion's case.
+	// Two notes BM25 cannot tell apart for "ssh key": the embedding can.
 	{Name: "Printout", Text: "The ssh key printout sits beside the coffee machine.", Type: "fact"},
 	{Name: "Vault", Text: "The ssh key for production servers sits in the vault downstairs.", Type: "fact"},
 	{Name: "Credentials", Text: "Production server credentials are kept encrypted in a safe place.", Type: "instruction"},
@@ -52,13 +56,12 @@ type demoCase struct {
 }
 
 var demoCases = []demoCase{
-	{"1. An exact identifier", "created_at", "Query timeout",
-		"A column name is a rare, exact token: BM25 matches it whole, while the embedding splits it into the common words \"created\" and \"at\"."},
+	{"1. An exact identifier", "v1.2.2", "ARM crash",
+		"A version string is an exact token: BM25 finds the one note that names v1.2.2, while to the embedding version numbers read alike, and it ranks another release note first."},
 	{"2. A paraphrase", "what colour scheme do they like", "Editor theme",
 		"No word of the query is in the memory (colour scheme vs dark themes): only the embedding connects them."},
-	{"3. Fusion beats both legs", "where is our ssh key stored", "Vault",
-		"Two notes say \"ssh key\" alike, so BM25 cannot tell them apart, and the embedding prefers a note about credentials that lacks the words; " +
-			"the answer is second in each leg and first in the fusion, which rewards what both legs rank high."},
+	{"3. Fusion beats both legs", "what did release v1.2.3 remove", "Release",
+		"BM25 prefers the crash note, which names v1.2.3 twice, and the embedding the note on what another version removed; the answer is second in each leg and first in the fusion, which rewards what both legs rank high."},
 }
 
 // fusionCase is the demo case whose answer hybrid ranks above both legs.
@@ -146,14 +149,15 @@ func runDemo(ctx context.Context, db *engram.DB, w io.Writer) error {
 		fmt.Fprintf(w, "  %s %d", mode, firsts[mode])
 	}
 	fmt.Fprintln(w)
+	n := len(demoCases)
 	h, b, v := ranks[memory.ModeHybrid], ranks[memory.ModeBM25], ranks[memory.ModeVector]
 	beaten := func(r int) bool { return r == 0 || h < r }
 	switch {
-	case h > 0 && beaten(b) && beaten(v):
-		fmt.Fprintf(w, "  Each leg alone misses one kind of question, and on %q hybrid ranks the answer %d, above BM25 (%s) and the vector leg (%s).\n",
+	case firsts[memory.ModeHybrid] == n && h > 0 && beaten(b) && beaten(v):
+		fmt.Fprintf(w, "  Each leg alone misses one kind of question; hybrid ranks every answer first, and on %q it ranks the answer %d, above BM25 (%s) and the vector leg (%s).\n",
 			demoCases[fusionCase].query, h, rankWord(b), rankWord(v))
 	default:
-		fmt.Fprintln(w, "  (with this embedder, hybrid does not beat both legs on the fusion query)")
+		fmt.Fprintf(w, "  (with this embedder, hybrid ranks %d of the %d answers first, and does not beat both legs on the fusion query)\n", firsts[memory.ModeHybrid], n)
 	}
 	fmt.Fprintln(w, "\nTry your own: engram add \"...\" then engram search \"...\" (add --json for every score).")
 	return nil

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engram-memory/engram"
 )
 
 // runCLI runs one command line and returns stdout, stderr and the exit code.
@@ -220,7 +222,11 @@ func TestEvalDelivery(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"model glove100-mean-v1", "← the model's bar", "← suggested", "questions, 0 differ",
+	emb, err := engram.BuiltinEmbedder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"model " + emb.Model(), "← the model's bar", "← suggested", "questions, 0 differ",
 		"answerable 2", "scifact 3", "absent:locomo→scifact 2", "absent:scifact→locomo 3"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)

@@ -155,13 +155,13 @@ func TestGetShowsModelNotVector(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Embedding["model"] != "glove100-mean-v1" || m.Embedding["dim"] != float64(100) || m.Embedding["vector"] != nil {
+	if m.Embedding["model"] != "all-minilm-l6-v2-v2" || m.Embedding["dim"] != float64(384) || m.Embedding["vector"] != nil {
 		t.Fatalf("get: embedding %v", m.Embedding)
 	}
 	if strings.Count(out, "\n") > 20 {
 		t.Fatalf("get prints %d lines", strings.Count(out, "\n"))
 	}
-	if err := json.Unmarshal([]byte(mustCLI(t, db, "", "get", id, "--vector")), &m); err != nil || len(m.Embedding["vector"].([]any)) != 100 {
+	if err := json.Unmarshal([]byte(mustCLI(t, db, "", "get", id, "--vector")), &m); err != nil || len(m.Embedding["vector"].([]any)) != 384 {
 		t.Fatalf("get --vector: %v %v", err, m.Embedding)
 	}
 }
