@@ -231,4 +231,3 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	}
 	return inj, nil
 }
-
