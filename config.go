@@ -51,21 +51,6 @@ var modelDefaults = []struct {
 	prefix string
 	ModelDefault
 }{
-	// The built-in GloVe leg is weak (dense alone: SciFact nDCG@10 .27, LoCoMo
-	// turn any@5 .39). Under RRF every weight that helps LoCoMo costs SciFact
-	// (.6925 → .641 at 0.1); relative-score fusion keeps BM25's score gaps, so
-	// the vector leg only reorders near-ties, and at 0.1 beats BM25 on both:
-	// SciFact .6925 → .6968, LoCoMo any@5 .6399 → .6449 (README, "Evaluation").
-	// The floor and the bar come from engram eval --dataset delivery and
-	// --relevance-floor: query–memory cosines run lower than the .51–.56 of
-	// unrelated memory pairs (tools/relevance), and a floor of .40 separates
-	// answerable from absent-topic questions best (tools/relevance AUC .976,
-	// against .956 at .55). At the bar .165 inject delivers a gold turn for
-	// 47.5% of answerable LoCoMo questions and a relevant abstract for 64.0%
-	// of SciFact's, and leaves 90.1% (LoCoMo→SciFact) and 99.1%
-	// (SciFact→LoCoMo) of absent-topic questions empty; the floor .55 with the
-	// bar .10 shipped before gave 48.0% and 76.3% but left only 62.7% of
-	// LoCoMo→SciFact empty.
 	// all-MiniLM-L6-v2 (the default; README, "Embedding models"): fusion
 	// measured on SciFact and LoCoMo at RRF k 1, 10 and 60, RSF and DBSF, at
 	// weights 0.3–1.5. RRF at k 60 falls below BM25 on LoCoMo turns at every
@@ -84,6 +69,21 @@ var modelDefaults = []struct {
 	// (SciFact→LoCoMo) of absent-topic questions empty (floors 0.2 and 0.4:
 	// 49.3% and 48.0% at their bars).
 	{"minilm-static256-", ModelDefault{VectorWeight: 0.2, Floor: 0.3, Fusion: "rsf", Relevance: 0.265}},
+	// The GloVe leg (the first built-in model) is weak (dense alone: SciFact
+	// nDCG@10 .27, LoCoMo turn any@5 .39). Under RRF every weight that helps LoCoMo costs SciFact
+	// (.6925 → .641 at 0.1); relative-score fusion keeps BM25's score gaps, so
+	// the vector leg only reorders near-ties, and at 0.1 beats BM25 on both:
+	// SciFact .6925 → .6968, LoCoMo any@5 .6399 → .6449 (README, "Evaluation").
+	// The floor and the bar come from engram eval --dataset delivery and
+	// --relevance-floor: query–memory cosines run lower than the .51–.56 of
+	// unrelated memory pairs (tools/relevance), and a floor of .40 separates
+	// answerable from absent-topic questions best (tools/relevance AUC .976,
+	// against .956 at .55). At the bar .165 inject delivers a gold turn for
+	// 47.5% of answerable LoCoMo questions and a relevant abstract for 64.0%
+	// of SciFact's, and leaves 90.1% (LoCoMo→SciFact) and 99.1%
+	// (SciFact→LoCoMo) of absent-topic questions empty; the floor .55 with the
+	// bar .10 shipped before gave 48.0% and 76.3% but left only 62.7% of
+	// LoCoMo→SciFact empty.
 	{"glove100-", ModelDefault{VectorWeight: 0.1, Floor: 0.40, Fusion: "rsf", Relevance: 0.165}},
 	{"openai:", ModelDefault{VectorWeight: 1, Floor: 0.2, Fusion: "rrf", Relevance: 0.15}},
 	{"ollama:", ModelDefault{VectorWeight: 1, Floor: 0.3, Fusion: "rrf", Relevance: 0.15}},

@@ -238,7 +238,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** 200 once the store is open and until shutdown begins, else 503 */
+        /** 200 once the store is open, while its backend answers (a Weaviate server is asked each time) and until shutdown begins, else 503; names the backend */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -580,6 +580,8 @@ export interface components {
         };
         Status: {
             status: string;
+            /** @description readyz: the store's backend (sqlite, weaviate) */
+            backend?: string;
         };
     };
     responses: {
