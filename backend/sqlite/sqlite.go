@@ -55,9 +55,19 @@ type Options struct {
 	// snapshot at the end of Open: 0 means DefaultSnapshotMinMemories, a
 	// negative value never writes one (an existing one is still read).
 	SnapshotMinMemories int
+	// ANNMinVectors is the number of vectors of one model from which the
+	// vector leg also keeps an approximate (HNSW) graph and answers broad
+	// searches from it: 0 means DefaultANNMinVectors, a negative value never
+	// builds one (a graph in a snapshot is still used). Smaller stores, and
+	// filters admitting few memories, are always searched exactly.
+	ANNMinVectors int
 	// Logger receives debug information; nil is silent.
 	Logger *slog.Logger
 }
+
+// DefaultANNMinVectors is the vector count from which a model gets an
+// approximate graph (Options.ANNMinVectors).
+const DefaultANNMinVectors = index.DefaultGraphMin
 
 // Backend is an open SQLite store with its mirror. It implements
 // backend.Backend and the optional Syncer, Settings, Forker, Snapshotter and
@@ -126,7 +136,8 @@ func (o Options) mirrorOptions() (mirror.Options, error) {
 	}
 	tok := tokenize.DefaultOptions()
 	tok.Stem, tok.Stopwords = !o.NoStem, !o.NoStopwords
-	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories, Logger: o.Logger}, nil
+	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories,
+		ANN: index.ANNOptions{GraphMin: o.ANNMinVectors}, Logger: o.Logger}, nil
 }
 
 // DoctorReport is what Doctor found in a store file.

@@ -31,6 +31,9 @@ type Options struct {
 	// snapshot: 0 means DefaultSnapshotMinMemories, a negative value never
 	// writes one (an existing one is still read).
 	SnapshotMinMemories int
+	// ANN configures the approximate vector index of large stores
+	// (index.ANNOptions; the zero value is the defaults).
+	ANN index.ANNOptions
 	// Logger receives debug information (whether a snapshot was used, and
 	// why not); nil is silent.
 	Logger *slog.Logger
@@ -74,8 +77,15 @@ func New(st *store.Store, opts Options) *Mirror {
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
-	m.ix = index.New(m.tok, m.params)
+	m.ix = m.newIndex()
 	return m
+}
+
+// newIndex is an empty index with the mirror's settings.
+func (m *Mirror) newIndex() *index.Index {
+	ix := index.New(m.tok, m.params)
+	ix.SetANN(m.opts.ANN)
+	return ix
 }
 
 // Open is New followed by Load.
@@ -104,7 +114,7 @@ func (m *Mirror) Load(ctx context.Context) error {
 		return nil
 	}
 	m.mu.Lock()
-	m.ix, m.seq, m.snapSeq = index.New(m.tok, m.params), 0, -1
+	m.ix, m.seq, m.snapSeq = m.newIndex(), 0, -1
 	m.mu.Unlock()
 	if !m.st.ReadOnly() {
 		removeStaleTemps(SnapshotPath(m.st.Path()), time.Now())

@@ -141,7 +141,7 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	if err := headerMismatch(h, want); err != nil {
 		return 0, err
 	}
-	ix, err := index.ReadSnapshot(r, m.tok, m.params)
+	ix, err := index.ReadSnapshot(r, m.tok, m.params, m.opts.ANN)
 	if err != nil {
 		return 0, err
 	}

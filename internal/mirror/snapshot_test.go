@@ -367,3 +367,70 @@ func firstIDs(t testing.TB, db *DB, n int) []string {
 	}
 	return ids
 }
+
+// TestSnapshotWithGraph: with the ANN threshold below the store's size the
+// snapshot carries the vector graph; a store opened from it answers as one
+// rebuilt from the rows and as the exact scan, and a snapshot whose graph
+// section is cut short or changed is never used.
+func TestSnapshotWithGraph(t *testing.T) {
+	ctx := context.Background()
+	const n = 200
+	opts := Options{ANNMinVectors: 50}
+	path := filepath.Join(t.TempDir(), "g.db")
+	db, lb := openSnap(t, path, opts)
+	r := rand.New(rand.NewSource(1))
+	var mems []*Memory
+	for i := range n {
+		mems = append(mems, snapMemory(r, i))
+	}
+	if _, err := db.Add(ctx, mems...); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if !strings.Contains(lb.String(), "index snapshot written") {
+		t.Fatalf("no snapshot written:\n%s", lb)
+	}
+	withGraph, _ := os.ReadFile(SnapshotPath(path))
+	exactDB, _ := openSnap(t, path, Options{ANNMinVectors: -1, NoSnapshot: true})
+	exact := answers(t, exactDB)
+	rebuilt, _ := openSnap(t, path, Options{ANNMinVectors: 50, NoSnapshot: true})
+	sameAnswers(t, answers(t, rebuilt), exact, true)
+
+	snap, lb := openSnap(t, path, Options{ANNMinVectors: 50, SnapshotMinMemories: -1})
+	if !strings.Contains(lb.String(), "index snapshot loaded") {
+		t.Fatalf("snapshot not used:\n%s", lb)
+	}
+	sameAnswers(t, answers(t, snap), exact, true)
+	snap.Close()
+
+	// A snapshot without a graph is smaller by the graph: it was there.
+	noGraphPath := filepath.Join(t.TempDir(), "ng.db")
+	ng, _ := openSnap(t, noGraphPath, Options{ANNMinVectors: -1})
+	ng.Add(ctx, mems...)
+	ng.Close()
+	if plain, _ := os.ReadFile(SnapshotPath(noGraphPath)); len(plain)+n*8 > len(withGraph) {
+		t.Fatalf("snapshot with a graph %d bytes, without %d: no graph written", len(withGraph), len(plain))
+	}
+
+	for _, c := range []struct {
+		name   string
+		spoil  func(b []byte) []byte
+		reason string
+	}{
+		{"graph cut short", func(b []byte) []byte { return b[:len(b)-len(b)/10] }, "corrupt"},
+		{"graph byte changed", func(b []byte) []byte { b[len(b)-len(b)/20] ^= 0x04; return b }, "checksum"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.spoil(bytes.Clone(withGraph))
+			if err := os.WriteFile(SnapshotPath(path), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db, lb := openSnap(t, path, Options{ANNMinVectors: 50, SnapshotMinMemories: -1})
+			log := lb.String()
+			if strings.Contains(log, "index snapshot loaded") || !strings.Contains(log, c.reason) {
+				t.Fatalf("want a rebuild (%q):\n%s", c.reason, log)
+			}
+			sameAnswers(t, answers(t, db), exact, true)
+		})
+	}
+}
