@@ -26,7 +26,7 @@ func init() { register(newBench) }
 type benchFlags struct {
 	sizes, jsonOut, dir string
 	dim, queries, batch int
-	limit               int
+	limit, annMin       int
 	seed                uint64
 	keep                bool
 }
@@ -46,7 +46,10 @@ func newBench(e *env) *cobra.Command {
 vocabulary with identifiers, clustered vectors from a cheap deterministic
 embedder) and report: ingest rate, file size, open time (open the file until the
 first search answers), resident memory (VmRSS, and the process peak VmHWM), and
-search latency p50/p95/p99 per mode, per pipeline stage (timings_ms) and wall.
+search latency p50/p95/p99 per mode, per pipeline stage (timings_ms) and wall,
+and recall@10 of the vector leg against an exact scan of the same store (a
+second handle with the ANN graph off) at 100%, 10%, 1% and 0.1% of the
+memories allowed by a tag filter.
 The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 		Example: `  engram bench --sizes 10k,100k
   engram bench --sizes 1m --queries 500 --json bench-1m.json`,
@@ -54,7 +57,8 @@ The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd.Context(), f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.sizes, "sizes", "10k,100k,1m", "store sizes, comma-separated, with optional k or m suffix")
+	fl.StringVar(&f.sizes, "sizes", "10k,100k", "store sizes, comma-separated, with optional k or m suffix (1m needs ~10 GB of RAM)")
+	fl.IntVar(&f.annMin, "ann-min", 0, "vectors from which the vector leg keeps an ANN graph (0: the engine's default, -1: never)")
 	fl.IntVar(&f.dim, "dim", synth.DefaultDim, "vector dimension")
 	fl.IntVar(&f.queries, "queries", 200, "queries timed per mode and size")
 	fl.IntVar(&f.batch, "batch", 5000, "memories added per transaction")
@@ -165,7 +169,27 @@ type bencher struct {
 }
 
 func (b *bencher) options() engram.Options {
-	return engram.Options{Embedder: b.corpus.Embedder()}
+	return engram.Options{Embedder: b.corpus.Embedder(), ANNMinVectors: b.f.annMin}
+}
+
+// benchSelectivities are the tag filters recall is measured under: every
+// memory i carries "sel10" when i%10 == 0, and so on, so each admits the
+// share of the store its name says.
+var benchSelectivities = []struct {
+	Share float64
+	Tag   string
+	Every int
+}{{1, "", 1}, {0.1, "sel10", 10}, {0.01, "sel1", 100}, {0.001, "sel01", 1000}}
+
+// benchMemory is synthetic memory i with its selectivity tags.
+func (b *bencher) memory(i int) *memory.Memory {
+	m := b.corpus.Memory(i)
+	for _, s := range benchSelectivities {
+		if s.Tag != "" && i%s.Every == 0 {
+			m.Tags = append(m.Tags, s.Tag)
+		}
+	}
+	return m
 }
 
 // size builds a store of n memories at path and measures it.
@@ -221,7 +245,75 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 		return nil, err
 	}
 	res.RSSBytes, res.HWMBytes = procMemory()
+	if st, err := os.Stat(engram.SnapshotPath(path)); err == nil {
+		res.SnapshotBytes = st.Size()
+	}
+	if err := b.recall(ctx, db, path, n, res); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// recall measures the vector leg's recall@limit against an exact scan: a
+// second handle on the same file that rebuilds its index from the rows with
+// the ANN graph off, searched with the same queries under each selectivity's
+// filter. It also times that exact vector search, for comparison.
+func (b *bencher) recall(ctx context.Context, db *engram.DB, path string, n int, res *benchSize) error {
+	opts := b.options()
+	opts.ANNMinVectors, opts.NoSnapshot = -1, true
+	exact, err := engram.Open(ctx, path, opts)
+	if err != nil {
+		return fmt.Errorf("open the exact reference: %w", err)
+	}
+	defer exact.Close()
+	if err := exact.Warm(ctx); err != nil {
+		return fmt.Errorf("load the exact reference: %w", err)
+	}
+	queries := min(b.f.queries, 100)
+	step := b.progress(len(benchSelectivities)*queries, fmt.Sprintf("recall %d", n))
+	for _, sel := range benchSelectivities {
+		rr := benchRecall{Share: sel.Share}
+		var exactMS, annMS []float64
+		hit, total := 0, 0
+		for i := range queries {
+			q, _ := b.corpus.Query(i+1, n)
+			query := memory.Query{Query: q, Mode: memory.ModeVector, Limit: b.f.limit, NoRecord: true}
+			if sel.Tag != "" {
+				query.Tags = []string{sel.Tag}
+			}
+			t0 := time.Now()
+			got, err := db.Search(ctx, query)
+			annMS = append(annMS, float64(time.Since(t0).Nanoseconds())/1e6)
+			if err != nil {
+				return fmt.Errorf("recall search %q: %w", q, err)
+			}
+			t0 = time.Now()
+			want, err := exact.Search(ctx, query)
+			exactMS = append(exactMS, float64(time.Since(t0).Nanoseconds())/1e6)
+			if err != nil {
+				return fmt.Errorf("exact search %q: %w", q, err)
+			}
+			ids := map[string]bool{}
+			for _, r := range got.Results {
+				ids[r.ID] = true
+			}
+			for _, r := range want.Results {
+				total++
+				if ids[r.ID] {
+					hit++
+				}
+			}
+			step(1)
+		}
+		rr.Recall = 1
+		if total > 0 {
+			rr.Recall = float64(hit) / float64(total)
+		}
+		rr.WallMS = percentiles(map[string][]float64{"wall": annMS})["wall"]
+		rr.ExactWallMS = percentiles(map[string][]float64{"wall": exactMS})["wall"]
+		res.Recall = append(res.Recall, rr)
+	}
+	return nil
 }
 
 // ingest adds n synthetic memories in batches, timing only the Add calls
@@ -240,7 +332,7 @@ func (b *bencher) ingest(ctx context.Context, path string, n int, res *benchSize
 		}
 		batch := make([]*memory.Memory, 0, min(b.f.batch, n-lo))
 		for i := lo; i < min(lo+b.f.batch, n); i++ {
-			batch = append(batch, b.corpus.Memory(i))
+			batch = append(batch, b.memory(i))
 		}
 		t0 := time.Now()
 		r, err := db.Add(ctx, batch...)

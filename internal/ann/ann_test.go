@@ -369,3 +369,16 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkInsert(b *testing.B) {
+	for _, dim := range []int{384, 512} {
+		vs := clustered(1, 10000, dim, 50)
+		b.Run(fmt.Sprintf("dim=%d/n=10k", dim), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				build(b, vs, Params{})
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(vs)), "µs/insert")
+		})
+	}
+}

@@ -84,6 +84,10 @@ type Graph struct {
 
 	entry int32 // entry node, -1 when empty
 	top   int   // entry's level
+
+	// Writers' scratch for selectNeighbours: up to m0 widened code rows.
+	selScratch []int16
+	selScale   [256]float32
 }
 
 type layerLinks struct {
@@ -336,20 +340,31 @@ func (g *Graph) selectNeighbours(src Source, cs []cand, keep int) []cand {
 		return cs
 	}
 	chosen := make([]cand, 0, keep)
+	// The kept nodes' codes as queries, widened once each into scratch that
+	// only writers use (Insert runs alone).
+	if len(g.selScratch) < keep*g.dim {
+		g.selScratch = make([]int16, g.m0*g.dim)
+	}
 	for _, c := range cs {
 		if len(chosen) == keep {
 			break
 		}
-		cc, s := g.code(src, c.node)
-		q := queryOf(cc, s)
 		ok := true
-		for _, k := range chosen {
-			if g.sim(src, q, k.node) > c.sim {
+		for i := range chosen {
+			q := query{codes: g.selScratch[i*g.dim : (i+1)*g.dim], scale: g.selScale[i]}
+			if g.sim(src, q, c.node) > c.sim {
 				ok = false
 				break
 			}
 		}
 		if ok {
+			i := len(chosen)
+			cc, s := g.code(src, c.node)
+			row := g.selScratch[i*g.dim : (i+1)*g.dim]
+			for j, x := range cc[:g.dim] {
+				row[j] = int16(x)
+			}
+			g.selScale[i] = s
 			chosen = append(chosen, c)
 		}
 	}
