@@ -382,3 +382,56 @@ func BenchmarkInsert(b *testing.B) {
 		})
 	}
 }
+
+// TestInsertBatch: a graph built by InsertBatch on several goroutines, with
+// some documents already present (re-inserted), covers exactly its documents
+// and reaches the serial build's recall floor.
+func TestInsertBatch(t *testing.T) {
+	n, queries := 8000, 60
+	if testing.Short() {
+		n, queries = 3000, 30
+	}
+	docs, qs := synthVectors(n, 64, queries)
+	vi := vector.New(64)
+	ids := make([]uint32, n)
+	for d, v := range docs {
+		if err := vi.Set(uint32(d), v); err != nil {
+			t.Fatal(err)
+		}
+		ids[d] = uint32(d)
+	}
+	g := New(64, Params{})
+	if err := g.InsertBatch(ids[:n/2], vi, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.InsertBatch(ids[n/4:], vi, 3); err != nil { // a quarter again
+		t.Fatal(err)
+	}
+	if err := g.Check(vi, vi.Len()); err != nil {
+		t.Fatal(err)
+	}
+	if g.Dead() != n/4 {
+		t.Fatalf("%d tombstones, want %d", g.Dead(), n/4)
+	}
+	hit, total := 0, 0
+	for _, q := range qs {
+		got, path := SearchVectors(g, vi, q, nil, 10, Policy{ExactBelow: -1})
+		if path != PathGraph {
+			t.Fatalf("path %d", path)
+		}
+		want := bruteForce(vi, q, nil, 10)
+		total += len(want)
+		for _, w := range want {
+			if slices.Contains(docsOf(got), w.Doc) {
+				hit++
+			}
+		}
+	}
+	if recall := float64(hit) / float64(total); recall < 0.95 {
+		t.Fatalf("recall@10 %.4f, want ≥ 0.95", recall)
+	}
+	var noVec vector.Index
+	if err := g.InsertBatch([]uint32{5}, &noVec, 2); err == nil {
+		t.Fatal("InsertBatch accepted a document without a vector")
+	}
+}

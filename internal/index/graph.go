@@ -8,6 +8,9 @@ package index
 // model shrinks below GraphMin/2.
 
 import (
+	"runtime"
+	"slices"
+
 	"github.com/engram-memory/engram/internal/ann"
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/vector"
@@ -53,6 +56,9 @@ func (ix *Index) minGraph() int {
 // graphAdd follows a vector just stored for doc: into the model's graph, or
 // building the graph when the model has just reached the threshold.
 func (ix *Index) graphAdd(model string, vi *vector.Index, doc uint32) {
+	if ix.bulk {
+		return // EndBulk builds the graphs
+	}
 	if g := ix.graphs[model]; g != nil {
 		if g.Dead() > g.Len()/2+1024 {
 			ix.buildGraph(model, vi)
@@ -73,6 +79,10 @@ func (ix *Index) graphRemove(model string, vi *vector.Index, doc uint32) {
 	if g == nil {
 		return
 	}
+	if ix.bulk {
+		delete(ix.graphs, model) // EndBulk builds it again
+		return
+	}
 	if m := ix.minGraph(); m < 0 || vi.Len() <= m/2 {
 		delete(ix.graphs, model)
 		return
@@ -80,13 +90,32 @@ func (ix *Index) graphRemove(model string, vi *vector.Index, doc uint32) {
 	g.Delete(doc, vi)
 }
 
-// buildGraph builds the model's graph from its vectors, in row order.
+// buildGraph builds the model's graph from its vectors, in row order, on
+// every CPU (ann.Graph.InsertBatch).
 func (ix *Index) buildGraph(model string, vi *vector.Index) {
 	g := ann.New(vi.Dim(), ann.Params{})
-	for doc := range vi.Docs() {
-		_ = g.Insert(doc, vi)
-	}
+	_ = g.InsertBatch(slices.Collect(vi.Docs()), vi, runtime.GOMAXPROCS(0)) // every doc has a vector of vi's dimension
 	ix.graphs[model] = g
+}
+
+// BeginBulk defers graph upkeep during a bulk load: puts do not touch the
+// graphs, and EndBulk builds each one needed once, in parallel, instead of
+// inserting the vectors one at a time.
+func (ix *Index) BeginBulk() { ix.bulk = true }
+
+// EndBulk ends a bulk load, building the graph of every model that has
+// reached the threshold and has none.
+func (ix *Index) EndBulk() {
+	ix.bulk = false
+	m := ix.minGraph()
+	if m < 0 {
+		return
+	}
+	for model, vi := range ix.vecs {
+		if ix.graphs[model] == nil && vi.Len() >= m {
+			ix.buildGraph(model, vi)
+		}
+	}
 }
 
 // Graph returns the model's ANN graph, or nil when it has none.

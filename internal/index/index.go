@@ -34,6 +34,7 @@ type Index struct {
 	graphs    map[string]*ann.Graph
 	graphMin  int
 	annPolicy ann.Policy
+	bulk      bool // BeginBulk: graphs wait for EndBulk
 
 	docs    []*memory.Memory  // by doc number; nil for a free slot
 	created []int64           // created_at (unix nanos) by doc number

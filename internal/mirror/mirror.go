@@ -161,9 +161,11 @@ func (m *Mirror) load(ctx context.Context) error {
 	for _, c := range counts {
 		m.ix.Reserve(c.Model, c.Dim, c.N)
 	}
+	m.ix.BeginBulk()
 	if err := m.loadRows(ctx); err != nil {
-		return err
+		return err // the index is discarded: no graph to build
 	}
+	m.ix.EndBulk()
 	m.seq = seq
 	return nil
 }

@@ -167,8 +167,10 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 	sortByKey(mems)
 	f := &Mirror{opts: m.opts, tok: m.tok, params: m.params, log: m.log, snapSeq: -1}
 	f.ix = f.newIndex()
+	f.ix.BeginBulk()
 	for _, x := range mems {
 		f.ix.Put(x)
 	}
+	f.ix.EndBulk()
 	return f
 }
