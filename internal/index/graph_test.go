@@ -32,7 +32,7 @@ func vecMemory(r *rand.Rand, i int) *memory.Memory {
 
 func graphIndex(min int) *Index {
 	ix := newIndex()
-	ix.SetANN(ANNOptions{GraphMin: min, Policy: ann.Policy{ExactBelow: -1}})
+	ix.SetANN(ANNOptions{GraphMin: min, Policy: ann.Policy{ExactBelow: -1, Ef: 32}})
 	return ix
 }
 
@@ -126,7 +126,7 @@ func TestGraphSnapshot(t *testing.T) {
 	// A load with graphs disabled still uses the stored one: never rebuilt,
 	// never dropped on open.
 	rd := binenc.NewReader(bytes.NewReader(good), int64(len(good)))
-	got, err := ReadSnapshot(rd, tokenize.New(tokenize.DefaultOptions()), ix.bm.Params(), ANNOptions{GraphMin: -1, Policy: ann.Policy{ExactBelow: -1}})
+	got, err := ReadSnapshot(rd, tokenize.New(tokenize.DefaultOptions()), ix.bm.Params(), ANNOptions{GraphMin: -1, Policy: ann.Policy{ExactBelow: -1, Ef: 32}})
 	if err == nil {
 		err = rd.Verify()
 	}
