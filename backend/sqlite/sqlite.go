@@ -109,11 +109,18 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	return &Backend{st: st, mi: mirror.New(st, mo)}, nil
 }
 
-// Warm loads the index now, if it is not loaded yet: a server calls it at
-// start so that its first search does not pay for it.
+// Warm loads the index now, if it is not loaded yet, and waits for its ANN
+// graph when one is being built: a server calls it at start so that its
+// first search does not pay for it (searches before the graph is ready are
+// exact, and slower).
 func (b *Backend) Warm(ctx context.Context) error {
 	if err := b.mi.Load(ctx); err != nil {
 		return fmt.Errorf("load the index of %s: %w", b.st.Path(), err)
+	}
+	// A store past the ANN threshold whose snapshot had no graph builds one
+	// in the background; warm means ready, so wait for it.
+	if err := b.mi.WaitGraphs(ctx); err != nil {
+		return fmt.Errorf("build the ANN graph of %s: %w", b.st.Path(), err)
 	}
 	return nil
 }
@@ -161,6 +168,7 @@ func (b *Backend) Path() string { return b.st.Path() }
 // closes the file. Closing twice is harmless.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
+		b.mi.Close() // stops a background graph build
 		b.mi.MaybeWriteSnapshot(context.Background())
 		b.closeErr = b.st.Close()
 	})

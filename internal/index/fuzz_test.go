@@ -32,6 +32,7 @@ func FuzzReadSnapshot(f *testing.F) {
 		}
 		ix.Put(m)
 	}
+	ix.BuildGraphs()
 	ix.Delete(ix.docs[3].Key())
 	valid := snapshotOf(f, ix)
 	vecStart := vectorSectionStart(f, ix)

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -83,22 +84,20 @@ func checkGraph(t *testing.T, ix *Index, want bool, r *rand.Rand, stage string) 
 func TestGraphFollowsWrites(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	ix := graphIndex(400)
-	for i := range 399 {
-		ix.Put(vecMemory(r, i))
-	}
-	checkGraph(t, ix, false, r, "below the threshold")
-	ix.Put(vecMemory(r, 399))
-	checkGraph(t, ix, true, r, "at the threshold")
-	for i := range 600 {
-		switch k := r.Intn(10); {
-		case k < 5:
-			ix.Put(vecMemory(r, 400+i)) // new
-		case k < 8:
-			ix.Put(vecMemory(r, r.Intn(400+i))) // replace: new vector, same key
-		default:
-			ix.Delete(vecMemory(r, r.Intn(400+i)).Key())
+	// The owner's duty after each write: build what the index wants.
+	put := func(m *memory.Memory) {
+		ix.Put(m)
+		if ix.WantsGraphs() {
+			ix.BuildGraphs()
 		}
 	}
+	for i := range 399 {
+		put(vecMemory(r, i))
+	}
+	checkGraph(t, ix, false, r, "below the threshold")
+	put(vecMemory(r, 399))
+	checkGraph(t, ix, true, r, "at the threshold")
+	churn(r, ix, 400, 600, put)
 	checkGraph(t, ix, true, r, "after churn")
 	for i := range 1000 {
 		if ix.Vectors("m").Len() <= 150 {
@@ -107,6 +106,76 @@ func TestGraphFollowsWrites(t *testing.T) {
 		ix.Delete(vecMemory(r, i).Key())
 	}
 	checkGraph(t, ix, false, r, "after shrinking")
+}
+
+// churn makes rounds random writes over memories from 0 to n+rounds: new
+// ones, replacements (a new vector under the same key), some without a
+// vector, and deletes.
+func churn(r *rand.Rand, ix *Index, n, rounds int, put func(*memory.Memory)) {
+	for i := range rounds {
+		switch k := r.Intn(10); {
+		case k < 5:
+			put(vecMemory(r, n+i)) // new
+		case k < 7:
+			put(vecMemory(r, r.Intn(n+i))) // replace
+		case k < 8:
+			m := vecMemory(r, r.Intn(n+i))
+			m.Embedding = nil // replaced by one without a vector
+			put(m)
+		default:
+			ix.Delete(vecMemory(r, r.Intn(n+i)).Key())
+		}
+	}
+}
+
+// TestGraphBuildWhileWriting: a graph built off the lock over a copy of the
+// codes, with writes to the index between the copy and the install, covers
+// exactly the model's vectors once installed, and searches well.
+func TestGraphBuildWhileWriting(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	ix := graphIndex(500)
+	ix.BeginBulk()
+	for i := range 800 {
+		ix.Put(vecMemory(r, i))
+	}
+	ix.EndBulk()
+	if !ix.WantsGraphs() {
+		t.Fatal("a bulk load past the threshold wants no graph")
+	}
+	builds := ix.PrepareGraphBuilds()
+	if len(builds) != 1 || len(ix.PrepareGraphBuilds()) != 0 {
+		t.Fatalf("%d builds, and a second prepare while one runs must start none", len(builds))
+	}
+	churn(r, ix, 800, 300, func(m *memory.Memory) { ix.Put(m) })
+	if ix.Graph("m") != nil {
+		t.Fatal("graph installed before the build finished")
+	}
+	if err := builds[0].Run(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	churn(r, ix, 1100, 100, func(m *memory.Memory) { ix.Put(m) })
+	ix.InstallGraph(builds[0])
+	checkGraph(t, ix, true, r, "installed after writes")
+	churn(r, ix, 1200, 200, func(m *memory.Memory) { ix.Put(m) })
+	checkGraph(t, ix, true, r, "writes after the install")
+
+	// A cancelled build installs nothing and leaves the model free to build again.
+	ix2 := graphIndex(500)
+	ix2.BeginBulk()
+	for i := range 600 {
+		ix2.Put(vecMemory(r, i))
+	}
+	ix2.EndBulk()
+	b := ix2.PrepareGraphBuilds()[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.Run(ctx, 2); err == nil {
+		t.Fatal("a cancelled build ran")
+	}
+	ix2.AbandonGraphBuild(b)
+	ix2.Put(vecMemory(r, 600))
+	ix2.BuildGraphs()
+	checkGraph(t, ix2, true, r, "built after an abandoned build")
 }
 
 // TestGraphSnapshot: a snapshot carries the graph, which is read (not
@@ -119,6 +188,7 @@ func TestGraphSnapshot(t *testing.T) {
 	for i := range 700 {
 		ix.Put(vecMemory(r, i))
 	}
+	ix.BuildGraphs()
 	for i := 0; i < 700; i += 9 {
 		ix.Delete(vecMemory(r, i).Key())
 	}
@@ -153,6 +223,7 @@ func TestGraphSnapshot(t *testing.T) {
 	for i := range 650 {
 		other.Put(vecMemory(r, i))
 	}
+	other.BuildGraphs()
 	stale := newIndexFrom(t, good)
 	stale.graphs["m"] = other.graphs["m"]
 	noGraph := snapshotOfNoGraph(t, ix)

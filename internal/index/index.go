@@ -35,6 +35,9 @@ type Index struct {
 	graphMin  int
 	annPolicy ann.Policy
 	bulk      bool // BeginBulk: graphs wait for EndBulk
+	// wantGraphs: some model may need a graph built (WantsGraphs).
+	wantGraphs bool
+	building   map[string]*GraphBuild // builds under way, by model
 
 	docs    []*memory.Memory  // by doc number; nil for a free slot
 	created []int64           // created_at (unix nanos) by doc number
@@ -48,16 +51,17 @@ type Index struct {
 // New returns an empty index.
 func New(tok *tokenize.Tokenizer, p bm25.Params) *Index {
 	return &Index{
-		tok:     tok,
-		bm:      bm25.New(p),
-		vecs:    map[string]*vector.Index{},
-		graphs:  map[string]*ann.Graph{},
-		byKey:   map[string]uint32{},
-		scope:   map[string]*docset.Set{},
-		types:   map[string]*docset.Set{},
-		scenes:  map[string]*docset.Set{},
-		sources: map[string]*docset.Set{},
-		tags:    map[string]*docset.Set{},
+		tok:      tok,
+		bm:       bm25.New(p),
+		vecs:     map[string]*vector.Index{},
+		graphs:   map[string]*ann.Graph{},
+		building: map[string]*GraphBuild{},
+		byKey:    map[string]uint32{},
+		scope:    map[string]*docset.Set{},
+		types:    map[string]*docset.Set{},
+		scenes:   map[string]*docset.Set{},
+		sources:  map[string]*docset.Set{},
+		tags:     map[string]*docset.Set{},
 	}
 }
 

@@ -167,6 +167,7 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params, ao A
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
+	ix.wantGraphs = true // a model past the threshold without a graph gets one built
 	return ix, nil
 }
 

@@ -61,6 +61,8 @@ type Mirror struct {
 	badMu sync.Mutex              // guards bad
 	bad   map[string]store.BadRow // rows the store could not read as they are, by key
 
+	gw graphWork // the background ANN graph build (graphs.go)
+
 	mu  sync.RWMutex // guards ix, seq and snapSeq
 	ix  *index.Index
 	seq int64 // last change-log entry applied to ix
@@ -142,6 +144,7 @@ func (m *Mirror) Load(ctx context.Context) error {
 		return err
 	}
 	m.MaybeWriteSnapshot(ctx)
+	m.maybeBuildGraphs()
 	return nil
 }
 
@@ -272,8 +275,12 @@ func (m *Mirror) CatchUp(ctx context.Context) error {
 
 func (m *Mirror) sync(ctx context.Context) error {
 	m.syncMu.Lock()
-	defer m.syncMu.Unlock()
-	return m.syncLocked(ctx)
+	err := m.syncLocked(ctx)
+	m.syncMu.Unlock()
+	if err == nil {
+		m.maybeBuildGraphs()
+	}
+	return err
 }
 
 // syncLocked is sync for a caller holding syncMu.
@@ -453,6 +460,7 @@ func (m *Mirror) ApplyOwn(ctx context.Context, w Own) error {
 	m.mu.Unlock()
 	m.syncMu.Unlock()
 	if direct {
+		m.maybeBuildGraphs()
 		return nil
 	}
 	return m.sync(ctx)

@@ -172,5 +172,6 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 		f.ix.Put(x)
 	}
 	f.ix.EndBulk()
+	f.ix.BuildGraphs()
 	return f
 }
