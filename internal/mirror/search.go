@@ -166,12 +166,12 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 	m.mu.RUnlock()
 	sortByKey(mems)
 	f := &Mirror{opts: m.opts, tok: m.tok, params: m.params, log: m.log, snapSeq: -1}
-	f.ix = f.newIndex()
-	f.ix.BeginBulk()
+	// A fork lives for one calibration: building a graph would cost more
+	// than its searches save, so it searches exactly.
+	f.ix = index.New(m.tok, m.params)
+	f.ix.SetANN(index.ANNOptions{GraphMin: -1})
 	for _, x := range mems {
 		f.ix.Put(x)
 	}
-	f.ix.EndBulk()
-	f.ix.BuildGraphs()
 	return f
 }
