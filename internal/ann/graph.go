@@ -306,7 +306,7 @@ func (g *Graph) InsertBatch(docs []uint32, src Source, workers int) error {
 	}
 	scs := make([]scratch, workers)
 	for i < len(docs) {
-		chunk := min(len(docs)-i, max(64, min(len(g.docOf)/16, 2048)))
+		chunk := min(len(docs)-i, max(64, min(len(g.docOf)/64, 256)))
 		batch := docs[i : i+chunk]
 		i += chunk
 		for _, d := range batch {
@@ -424,14 +424,38 @@ func (g *Graph) addLink(src Source, e uint32, l int, n uint32, s float32, sc *sc
 		}
 		return
 	}
-	// Overflow: re-choose e's list by the heuristic from its links and n.
+	// Overflow: drop one of the capacity+1 candidates (e's links and n):
+	// the least similar to e that is redundant — more similar to another,
+	// better candidate than to e, so a path through that one remains —
+	// else the least similar. The list stays diverse at a few kernel calls
+	// per overflow instead of a full heuristic pass (Lucene's HNSW prunes
+	// the same way).
 	cs := make([]cand, 0, len(links)+1)
 	for i, x := range links {
 		cs = append(cs, cand{x, sims[i]})
 	}
 	cs = append(cs, cand{n, s})
-	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(b.sim, a.sim) })
-	kept := g.selectNeighbours(src, cs, capacity, sc)
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(a.sim, b.sim) }) // worst first
+	drop := 0
+	if len(sc.rows) < g.dim {
+		sc.rows = make([]int16, g.m0*g.dim)
+		sc.scale = make([]float32, g.m0)
+	}
+find:
+	for i, c := range cs[:len(cs)/2] {
+		cc, cs0 := g.code(src, c.node)
+		q := query{codes: sc.rows[:g.dim], scale: cs0}
+		for j, x := range cc[:g.dim] {
+			q.codes[j] = int16(x)
+		}
+		for _, r := range cs[i+1:] {
+			if g.sim(src, q, r.node) > c.sim {
+				drop = i
+				break find
+			}
+		}
+	}
+	kept := append(cs[:drop:drop], cs[drop+1:]...)
 	if l == 0 {
 		o := int(e) * g.m0
 		for i, c := range kept {
