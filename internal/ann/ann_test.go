@@ -142,7 +142,7 @@ func synthVectors(n, dim, queries int) (docs, qs [][]float32) {
 // TestRecallPerSelectivity measures recall@10 of SearchVectors against brute
 // force at 100%, 10%, 1% and 0.1% of the documents allowed (random
 // allow-lists), with the exact threshold scaled down to the test's size
-// (ExactBelow 300 of 12k is 20k of 800k), and asserts a floor per
+// (ExactBelow 300 of 12k is 20k of 800k; ef 64), and asserts a floor per
 // selectivity. Where the policy walks the graph, it must be the graph that
 // answered (else the floor would test the exact scan).
 func TestRecallPerSelectivity(t *testing.T) {
@@ -152,7 +152,10 @@ func TestRecallPerSelectivity(t *testing.T) {
 	}
 	docs, qs := synthVectors(n, 64, queries)
 	vi, g := build(t, docs, Params{})
-	pol := Policy{ExactBelow: n / 40}
+	// ExactBelow and ef scaled down with the store (the defaults are 20k and
+	// 256): at ef 256 a 10% filter of 4k documents is rightly left to the
+	// exact scan, since the walk would score more than the 400 allowed.
+	pol := Policy{ExactBelow: n / 40, Ef: 64}
 	for _, c := range []struct {
 		sel, floor float64
 		graph      bool // the graph must answer most queries
