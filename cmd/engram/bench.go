@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"github.com/engram-memory/engram/internal/synth"
 	"github.com/engram-memory/engram/memory"
 )
@@ -47,9 +49,9 @@ vocabulary with identifiers, clustered vectors from a cheap deterministic
 embedder) and report: ingest rate, file size, open time (open the file until the
 first search answers), resident memory (VmRSS, and the process peak VmHWM), and
 search latency p50/p95/p99 per mode, per pipeline stage (timings_ms) and wall,
-and recall@10 of the vector leg against an exact scan of the same store (a
-second handle with the ANN graph off) at 100%, 10%, 1% and 0.1% of the
-memories allowed by a tag filter.
+and recall@limit of the vector leg itself against an exact scan of the same
+store (a second handle with the ANN graph off) at 100%, 10%, 1% and 0.1% of
+the memories allowed by a tag filter, with both legs' wall time.
 The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 		Example: `  engram bench --sizes 10k,100k
   engram bench --sizes 1m --queries 500 --json bench-1m.json`,
@@ -248,27 +250,37 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	if st, err := os.Stat(engram.SnapshotPath(path)); err == nil {
 		res.SnapshotBytes = st.Size()
 	}
-	if err := b.recall(ctx, db, path, n, res); err != nil {
+	if err := b.recall(ctx, path, n, res); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// recall measures the vector leg's recall@limit against an exact scan: a
-// second handle on the same file that rebuilds its index from the rows with
-// the ANN graph off, searched with the same queries under each selectivity's
-// filter. It also times that exact vector search, for comparison.
-func (b *bencher) recall(ctx context.Context, db *engram.DB, path string, n int, res *benchSize) error {
-	opts := b.options()
-	opts.ANNMinVectors, opts.NoSnapshot = -1, true
-	exact, err := engram.Open(ctx, path, opts)
+// recall measures the vector leg's recall@limit against an exact scan: the
+// leg itself (backend.Searcher.Legs, no fusion or boosts, whose min-max
+// normalisation would make the final list depend on the leg's tail) of the
+// store as the engine opens it, with its ANN graph, and of a second backend
+// on the same file that rebuilds its index from the rows with the graph off,
+// with the same query vectors under each selectivity's filter. Both legs'
+// wall times are recorded.
+func (b *bencher) recall(ctx context.Context, path string, n int, res *benchSize) error {
+	open := func(o sqlite.Options) (*sqlite.Backend, error) {
+		be, err := sqlite.Open(ctx, path, o)
+		if err == nil {
+			err = be.Warm(ctx)
+		}
+		return be, err
+	}
+	ann, err := open(sqlite.Options{ANNMinVectors: b.f.annMin, SnapshotMinMemories: -1})
+	if err != nil {
+		return fmt.Errorf("open the store for recall: %w", err)
+	}
+	defer ann.Close()
+	exact, err := open(sqlite.Options{ANNMinVectors: -1, NoSnapshot: true})
 	if err != nil {
 		return fmt.Errorf("open the exact reference: %w", err)
 	}
 	defer exact.Close()
-	if err := exact.Warm(ctx); err != nil {
-		return fmt.Errorf("load the exact reference: %w", err)
-	}
 	queries := min(b.f.queries, 100)
 	step := b.progress(len(benchSelectivities)*queries, fmt.Sprintf("recall %d", n))
 	for _, sel := range benchSelectivities {
@@ -276,30 +288,33 @@ func (b *bencher) recall(ctx context.Context, db *engram.DB, path string, n int,
 		var exactMS, annMS []float64
 		hit, total := 0, 0
 		for i := range queries {
-			q, _ := b.corpus.Query(i+1, n)
-			query := memory.Query{Query: q, Mode: memory.ModeVector, Limit: b.f.limit, NoRecord: true}
+			text, _ := b.corpus.Query(i+1, n)
+			q := backend.LegQuery{K: b.f.limit, Vector: b.corpus.Vector(text), Model: b.corpus.ModelID()}
 			if sel.Tag != "" {
-				query.Tags = []string{sel.Tag}
+				q.Filter.Tags = []string{sel.Tag}
+			}
+			if q.Vector == nil {
+				continue
 			}
 			t0 := time.Now()
-			got, err := db.Search(ctx, query)
+			got, err := ann.Legs(ctx, q)
 			annMS = append(annMS, float64(time.Since(t0).Nanoseconds())/1e6)
 			if err != nil {
-				return fmt.Errorf("recall search %q: %w", q, err)
+				return fmt.Errorf("recall search %q: %w", text, err)
 			}
 			t0 = time.Now()
-			want, err := exact.Search(ctx, query)
+			want, err := exact.Legs(ctx, q)
 			exactMS = append(exactMS, float64(time.Since(t0).Nanoseconds())/1e6)
 			if err != nil {
-				return fmt.Errorf("exact search %q: %w", q, err)
+				return fmt.Errorf("exact search %q: %w", text, err)
 			}
-			ids := map[string]bool{}
-			for _, r := range got.Results {
-				ids[r.ID] = true
+			keys := map[string]bool{}
+			for _, h := range got.Vector {
+				keys[h.Memory.Key()] = true
 			}
-			for _, r := range want.Results {
+			for _, h := range want.Vector {
 				total++
-				if ids[r.ID] {
+				if keys[h.Memory.Key()] {
 					hit++
 				}
 			}

@@ -53,9 +53,9 @@ type benchSize struct {
 	Recall        []benchRecall `json:"recall"`
 }
 
-// benchRecall is the vector leg under one filter: recall@limit of the store
-// as opened (with its ANN graph, if it has one) against the exact scan, and
-// the wall time of both searches.
+// benchRecall is the vector leg under one filter: recall@limit of the leg of
+// the store as opened (with its ANN graph, if it has one) against the exact
+// scan's, and the wall time of both legs.
 type benchRecall struct {
 	Share       float64     `json:"share"` // of the memories the filter admits
 	Recall      float64     `json:"recall"`
@@ -169,7 +169,7 @@ func (r *benchReport) writeTable(w io.Writer) error {
 		rows = append(rows, row)
 	}
 	alignRows(&b, rows)
-	b.WriteString("\nvector leg wall ms, as opened vs exact scan, by share allowed\n")
+	b.WriteString("\nvector leg alone (Legs) wall ms, as opened vs exact scan, by share allowed\n")
 	rows = [][]string{{"memories", "share", "p50", "p99", "exact p50", "exact p99"}}
 	for _, s := range r.Sizes {
 		for _, rr := range s.Recall {
