@@ -17,6 +17,9 @@ import (
 	"github.com/engram-memory/engram/internal/docset"
 )
 
+// seedBeam is the beam width over layer 1 that seeds layer 0 (1: greedy).
+var seedBeam = 64
+
 type cand struct {
 	node uint32
 	sim  float32
@@ -248,11 +251,26 @@ func (g *Graph) Search(src Source, q Query) (res []Result, ok bool) {
 	qq := query{codes: q.Codes, scale: q.Scale}
 	ep := uint32(g.entry)
 	epSim := g.sim(src, qq, ep)
-	for l := g.top; l > 0; l-- {
+	for l := g.top; l > 1; l-- {
 		ep, epSim = g.greedy(src, qq, ep, epSim, l)
 	}
 	w := newWalker(len(g.docOf))
 	defer w.release()
+	// Seeds for layer 0: a beam over layer 1 rather than its one greedy
+	// best, so a query unlike any stored vector (a short text against long
+	// ones) starts from several regions.
+	seeds := []cand{{ep, epSim}}
+	if g.top >= 1 && seedBeam > 1 {
+		seeds = g.searchLayer(src, qq, seeds, seedBeam, 1, w)
+		if len(seeds) == 0 {
+			seeds = []cand{{ep, epSim}}
+		}
+	}
+	w.epoch++ // layer 0 starts unvisited
+	if w.epoch == 0 {
+		clear(w.mark)
+		w.epoch = 1
+	}
 	allowed := func(n uint32) bool { return !g.isDead(n) && q.Allow.Has(g.docOf[n]) }
 	budget := q.Allowed
 	if budget <= 0 {
@@ -260,12 +278,14 @@ func (g *Graph) Search(src Source, q Query) (res []Result, ok bool) {
 	}
 	var cands maxHeap
 	var best minHeap
-	w.visit(ep)
-	cands.push(cand{ep, epSim})
-	if allowed(ep) {
-		best.offer(cand{ep, epSim}, ef)
+	for _, s := range seeds {
+		w.visit(s.node)
+		cands.push(s)
+		if allowed(s.node) {
+			best.offer(s, ef)
+		}
 	}
-	scored := 1
+	scored := len(seeds)
 	var blocked []uint32
 	for len(cands) > 0 {
 		c := cands.pop()
