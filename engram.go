@@ -119,7 +119,17 @@ type Options struct {
 	// a snapshot at the end of Open: 0 means DefaultSnapshotMinMemories, a
 	// negative value never writes one (an existing one is still read).
 	SnapshotMinMemories int
+	// ANNMinVectors is the number of vectors of one model from which the
+	// vector leg keeps an approximate (HNSW) graph, persisted in the
+	// snapshot, and answers broad searches from it: 0 means
+	// DefaultANNMinVectors, a negative value never builds one. Smaller
+	// stores, and filters admitting few memories, are searched exactly.
+	ANNMinVectors int
 }
+
+// DefaultANNMinVectors is the vector count from which a model gets an
+// approximate graph (Options.ANNMinVectors).
+const DefaultANNMinVectors = sqlite.DefaultANNMinVectors
 
 // DB is an open Engram store. Its methods act on the whole store, which is
 // the empty scope: the same code as a tenant's Scoped view, with no scope. It
@@ -182,7 +192,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	be, err := sqlite.Open(ctx, path, sqlite.Options{
 		K1: opts.K1, B: opts.B, FieldWeights: opts.FieldWeights, NoStem: opts.NoStem, NoStopwords: opts.NoStopwords,
-		NoSnapshot: opts.NoSnapshot, SnapshotMinMemories: opts.SnapshotMinMemories, Logger: opts.Logger,
+		NoSnapshot: opts.NoSnapshot, SnapshotMinMemories: opts.SnapshotMinMemories, ANNMinVectors: opts.ANNMinVectors, Logger: opts.Logger,
 	})
 	if err != nil {
 		return nil, err

@@ -55,9 +55,19 @@ type Options struct {
 	// snapshot at the end of Open: 0 means DefaultSnapshotMinMemories, a
 	// negative value never writes one (an existing one is still read).
 	SnapshotMinMemories int
+	// ANNMinVectors is the number of vectors of one model from which the
+	// vector leg also keeps an approximate (HNSW) graph and answers broad
+	// searches from it: 0 means DefaultANNMinVectors, a negative value never
+	// builds one (a graph in a snapshot is still used). Smaller stores, and
+	// filters admitting few memories, are always searched exactly.
+	ANNMinVectors int
 	// Logger receives debug information; nil is silent.
 	Logger *slog.Logger
 }
+
+// DefaultANNMinVectors is the vector count from which a model gets an
+// approximate graph (Options.ANNMinVectors).
+const DefaultANNMinVectors = index.DefaultGraphMin
 
 // Backend is an open SQLite store with its mirror. It implements
 // backend.Backend and the optional Syncer, Settings, Forker, Snapshotter and
@@ -99,11 +109,18 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	return &Backend{st: st, mi: mirror.New(st, mo)}, nil
 }
 
-// Warm loads the index now, if it is not loaded yet: a server calls it at
-// start so that its first search does not pay for it.
+// Warm loads the index now, if it is not loaded yet, and waits for its ANN
+// graph when one is being built: a server calls it at start so that its
+// first search does not pay for it (searches before the graph is ready are
+// exact, and slower).
 func (b *Backend) Warm(ctx context.Context) error {
 	if err := b.mi.Load(ctx); err != nil {
 		return fmt.Errorf("load the index of %s: %w", b.st.Path(), err)
+	}
+	// A store past the ANN threshold whose snapshot had no graph builds one
+	// in the background; warm means ready, so wait for it.
+	if err := b.mi.WaitGraphs(ctx); err != nil {
+		return fmt.Errorf("build the ANN graph of %s: %w", b.st.Path(), err)
 	}
 	return nil
 }
@@ -126,7 +143,8 @@ func (o Options) mirrorOptions() (mirror.Options, error) {
 	}
 	tok := tokenize.DefaultOptions()
 	tok.Stem, tok.Stopwords = !o.NoStem, !o.NoStopwords
-	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories, Logger: o.Logger}, nil
+	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories,
+		ANN: index.ANNOptions{GraphMin: o.ANNMinVectors}, Logger: o.Logger}, nil
 }
 
 // DoctorReport is what Doctor found in a store file.
@@ -150,6 +168,7 @@ func (b *Backend) Path() string { return b.st.Path() }
 // closes the file. Closing twice is harmless.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
+		b.mi.Close() // stops a background graph build
 		b.mi.MaybeWriteSnapshot(context.Background())
 		b.closeErr = b.st.Close()
 	})

@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"github.com/engram-memory/engram/internal/synth"
 	"github.com/engram-memory/engram/memory"
 )
@@ -26,7 +28,7 @@ func init() { register(newBench) }
 type benchFlags struct {
 	sizes, jsonOut, dir string
 	dim, queries, batch int
-	limit               int
+	limit, annMin       int
 	seed                uint64
 	keep                bool
 }
@@ -46,7 +48,10 @@ func newBench(e *env) *cobra.Command {
 vocabulary with identifiers, clustered vectors from a cheap deterministic
 embedder) and report: ingest rate, file size, open time (open the file until the
 first search answers), resident memory (VmRSS, and the process peak VmHWM), and
-search latency p50/p95/p99 per mode, per pipeline stage (timings_ms) and wall.
+search latency p50/p95/p99 per mode, per pipeline stage (timings_ms) and wall,
+and recall@limit of the vector leg itself against an exact scan of the same
+store (a second handle with the ANN graph off) at 100%, 10%, 1% and 0.1% of
+the memories allowed by a tag filter, with both legs' wall time.
 The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 		Example: `  engram bench --sizes 10k,100k
   engram bench --sizes 1m --queries 500 --json bench-1m.json`,
@@ -54,7 +59,8 @@ The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd.Context(), f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.sizes, "sizes", "10k,100k,1m", "store sizes, comma-separated, with optional k or m suffix")
+	fl.StringVar(&f.sizes, "sizes", "10k,100k", "store sizes, comma-separated, with optional k or m suffix (1m needs ~10 GB of RAM)")
+	fl.IntVar(&f.annMin, "ann-min", 0, "vectors from which the vector leg keeps an ANN graph (0: the engine's default, -1: never)")
 	fl.IntVar(&f.dim, "dim", synth.DefaultDim, "vector dimension")
 	fl.IntVar(&f.queries, "queries", 200, "queries timed per mode and size")
 	fl.IntVar(&f.batch, "batch", 5000, "memories added per transaction")
@@ -165,7 +171,27 @@ type bencher struct {
 }
 
 func (b *bencher) options() engram.Options {
-	return engram.Options{Embedder: b.corpus.Embedder()}
+	return engram.Options{Embedder: b.corpus.Embedder(), ANNMinVectors: b.f.annMin}
+}
+
+// benchSelectivities are the tag filters recall is measured under: every
+// memory i carries "sel10" when i%10 == 0, and so on, so each admits the
+// share of the store its name says.
+var benchSelectivities = []struct {
+	Share float64
+	Tag   string
+	Every int
+}{{1, "", 1}, {0.1, "sel10", 10}, {0.01, "sel1", 100}, {0.001, "sel01", 1000}}
+
+// benchMemory is synthetic memory i with its selectivity tags.
+func (b *bencher) memory(i int) *memory.Memory {
+	m := b.corpus.Memory(i)
+	for _, s := range benchSelectivities {
+		if s.Tag != "" && i%s.Every == 0 {
+			m.Tags = append(m.Tags, s.Tag)
+		}
+	}
+	return m
 }
 
 // size builds a store of n memories at path and measures it.
@@ -221,7 +247,88 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 		return nil, err
 	}
 	res.RSSBytes, res.HWMBytes = procMemory()
+	if st, err := os.Stat(engram.SnapshotPath(path)); err == nil {
+		res.SnapshotBytes = st.Size()
+	}
+	if err := b.recall(ctx, path, n, res); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// recall measures the vector leg's recall@limit against an exact scan: the
+// leg itself (backend.Searcher.Legs, no fusion or boosts, whose min-max
+// normalisation would make the final list depend on the leg's tail) of the
+// store as the engine opens it, with its ANN graph, and of a second backend
+// on the same file that rebuilds its index from the rows with the graph off,
+// with the same query vectors under each selectivity's filter. Both legs'
+// wall times are recorded.
+func (b *bencher) recall(ctx context.Context, path string, n int, res *benchSize) error {
+	open := func(o sqlite.Options) (*sqlite.Backend, error) {
+		be, err := sqlite.Open(ctx, path, o)
+		if err == nil {
+			err = be.Warm(ctx)
+		}
+		return be, err
+	}
+	ann, err := open(sqlite.Options{ANNMinVectors: b.f.annMin, SnapshotMinMemories: -1})
+	if err != nil {
+		return fmt.Errorf("open the store for recall: %w", err)
+	}
+	defer ann.Close()
+	exact, err := open(sqlite.Options{ANNMinVectors: -1, NoSnapshot: true})
+	if err != nil {
+		return fmt.Errorf("open the exact reference: %w", err)
+	}
+	defer exact.Close()
+	queries := min(b.f.queries, 100)
+	step := b.progress(len(benchSelectivities)*queries, fmt.Sprintf("recall %d", n))
+	for _, sel := range benchSelectivities {
+		rr := benchRecall{Share: sel.Share}
+		var exactMS, annMS []float64
+		hit, total := 0, 0
+		for i := range queries {
+			text, _ := b.corpus.Query(i+1, n)
+			q := backend.LegQuery{K: b.f.limit, Vector: b.corpus.Vector(text), Model: b.corpus.ModelID()}
+			if sel.Tag != "" {
+				q.Filter.Tags = []string{sel.Tag}
+			}
+			if q.Vector == nil {
+				continue
+			}
+			t0 := time.Now()
+			got, err := ann.Legs(ctx, q)
+			annMS = append(annMS, float64(time.Since(t0).Nanoseconds())/1e6)
+			if err != nil {
+				return fmt.Errorf("recall search %q: %w", text, err)
+			}
+			t0 = time.Now()
+			want, err := exact.Legs(ctx, q)
+			exactMS = append(exactMS, float64(time.Since(t0).Nanoseconds())/1e6)
+			if err != nil {
+				return fmt.Errorf("exact search %q: %w", text, err)
+			}
+			keys := map[string]bool{}
+			for _, h := range got.Vector {
+				keys[h.Memory.Key()] = true
+			}
+			for _, h := range want.Vector {
+				total++
+				if keys[h.Memory.Key()] {
+					hit++
+				}
+			}
+			step(1)
+		}
+		rr.Recall = 1
+		if total > 0 {
+			rr.Recall = float64(hit) / float64(total)
+		}
+		rr.WallMS = percentiles(map[string][]float64{"wall": annMS})["wall"]
+		rr.ExactWallMS = percentiles(map[string][]float64{"wall": exactMS})["wall"]
+		res.Recall = append(res.Recall, rr)
+	}
+	return nil
 }
 
 // ingest adds n synthetic memories in batches, timing only the Add calls
@@ -240,7 +347,7 @@ func (b *bencher) ingest(ctx context.Context, path string, n int, res *benchSize
 		}
 		batch := make([]*memory.Memory, 0, min(b.f.batch, n-lo))
 		for i := lo; i < min(lo+b.f.batch, n); i++ {
-			batch = append(batch, b.corpus.Memory(i))
+			batch = append(batch, b.memory(i))
 		}
 		t0 := time.Now()
 		r, err := db.Add(ctx, batch...)

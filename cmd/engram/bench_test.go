@@ -12,7 +12,7 @@ import (
 
 func TestBenchCommand(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
-	stdout, stderr, code := runCLI(t, "bench", "--sizes", "200", "--dim", "16", "--queries", "7", "--json", jsonPath)
+	stdout, stderr, code := runCLI(t, "bench", "--sizes", "200", "--dim", "16", "--queries", "7", "--ann-min", "50", "--json", jsonPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -54,6 +54,15 @@ func TestBenchCommand(t *testing.T) {
 			if !ok || p.P50 > p.P95 || p.P95 > p.P99 {
 				t.Errorf("%s %s latency %+v", m.Mode, k, p)
 			}
+		}
+	}
+	if len(s.Recall) != 4 || s.SnapshotBytes <= 0 {
+		t.Fatalf("recall %+v, snapshot %d bytes", s.Recall, s.SnapshotBytes)
+	}
+	for _, rr := range s.Recall {
+		// 200 memories under a graph walk with ef 128 covers them all.
+		if rr.Recall != 1 || rr.WallMS.P50 <= 0 || rr.ExactWallMS.P50 <= 0 {
+			t.Errorf("recall at %v: %+v", rr.Share, rr)
 		}
 	}
 	if _, ok := s.Search[2].LatencyMS["bm25"]; !ok {
@@ -130,7 +139,14 @@ func TestBenchTableGolden(t *testing.T) {
 		GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64", CPUs: 2,
 		Sizes: []benchSize{{
 			Memories: 100_000, IngestSeconds: 20.5, IngestPerSec: 4878.05, FileBytes: 420 << 20,
-			LoadSeconds: 9.25, OpenSeconds: 9.3, RSSAfterIngestBytes: 1500 << 20, RSSBytes: 1400 << 20, HWMBytes: 1600 << 20,
+			LoadSeconds: 9.25, OpenSeconds: 9.3, SnapshotOpenSeconds: 0.41, SnapshotBytes: 380 << 20,
+			RSSAfterIngestBytes: 1500 << 20, RSSBytes: 1400 << 20, HWMBytes: 1600 << 20,
+			Recall: []benchRecall{
+				{Share: 1, Recall: 0.987, WallMS: percentile3{0.8, 1.1, 1.4}, ExactWallMS: percentile3{3.1, 3.9, 4.4}},
+				{Share: 0.1, Recall: 0.9934, WallMS: percentile3{1.2, 1.6, 2}, ExactWallMS: percentile3{2.6, 3, 3.3}},
+				{Share: 0.01, Recall: 1, WallMS: percentile3{0.3, 0.4, 0.5}, ExactWallMS: percentile3{0.3, 0.4, 0.5}},
+				{Share: 0.001, Recall: 1, WallMS: percentile3{0.1, 0.2, 0.2}, ExactWallMS: percentile3{0.1, 0.2, 0.2}},
+			},
 			Search: []benchMode{
 				{Mode: "bm25", Strategies: map[string]int{"bm25": 200}, LatencyMS: map[string]percentile3{
 					"bm25": {0.09, 0.3, 0.5}, "total": {0.2, 0.5, 0.8}, "wall": {0.25, 0.6, 0.9}, "zeta": {1, 2, 3}}},

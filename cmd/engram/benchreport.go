@@ -44,10 +44,34 @@ type benchSize struct {
 	// RSSAfterIngestBytes is VmRSS with the ingesting store still open;
 	// RSSBytes is VmRSS after the reopened store answered every query, and
 	// HWMBytes the process's peak so far (VmHWM).
-	RSSAfterIngestBytes int64       `json:"rss_after_ingest_bytes"`
-	RSSBytes            int64       `json:"rss_bytes"`
-	HWMBytes            int64       `json:"hwm_bytes"`
-	Search              []benchMode `json:"search"`
+	RSSAfterIngestBytes int64 `json:"rss_after_ingest_bytes"`
+	RSSBytes            int64 `json:"rss_bytes"`
+	HWMBytes            int64 `json:"hwm_bytes"`
+	// SnapshotBytes is the index snapshot's size (0 when none was written).
+	SnapshotBytes int64         `json:"snapshot_bytes"`
+	Search        []benchMode   `json:"search"`
+	Recall        []benchRecall `json:"recall"`
+}
+
+// benchRecall is the vector leg under one filter: recall@limit of the leg of
+// the store as opened (with its ANN graph, if it has one) against the exact
+// scan's, and the wall time of both legs.
+type benchRecall struct {
+	Share       float64     `json:"share"` // of the memories the filter admits
+	Recall      float64     `json:"recall"`
+	WallMS      percentile3 `json:"wall_ms"`
+	ExactWallMS percentile3 `json:"exact_wall_ms"`
+}
+
+// hybridWall is the hybrid mode's wall-clock percentiles, if it ran.
+func (s benchSize) hybridWall() (percentile3, bool) {
+	for _, m := range s.Search {
+		if m.Mode == "hybrid" {
+			p, ok := m.LatencyMS["wall"]
+			return p, ok
+		}
+	}
+	return percentile3{}, false
 }
 
 // benchMode is one search mode's latency, by stage (the response's timings_ms
@@ -124,6 +148,35 @@ func (r *benchReport) writeTable(w io.Writer) error {
 		})
 	}
 	alignRows(&b, rows)
+	b.WriteString("\nper memory; hybrid wall ms; vector recall@limit vs exact by share allowed\n")
+	hdr := []string{"memories", "RSS KB/mem", "disk KB/mem", "db KB/mem", "snapshot KB/mem", "hybrid p50", "hybrid p99", "open+search s"}
+	for _, sel := range benchSelectivities {
+		hdr = append(hdr, "recall "+shareName(sel.Share))
+	}
+	rows = [][]string{hdr}
+	for _, s := range r.Sizes {
+		per := func(b int64) string { return fmt.Sprintf("%.2f", float64(b)/1024/float64(max(s.Memories, 1))) }
+		open := s.SnapshotOpenSeconds
+		if open == 0 {
+			open = s.OpenSeconds
+		}
+		hp, _ := s.hybridWall()
+		row := []string{humanCount(s.Memories), per(s.RSSBytes), per(s.FileBytes + s.SnapshotBytes), per(s.FileBytes), per(s.SnapshotBytes),
+			ms3(hp.P50), ms3(hp.P99), fmt.Sprintf("%.2f", open)}
+		for _, rr := range s.Recall {
+			row = append(row, fmt.Sprintf("%.4f", rr.Recall))
+		}
+		rows = append(rows, row)
+	}
+	alignRows(&b, rows)
+	b.WriteString("\nvector leg alone (Legs) wall ms, as opened vs exact scan, by share allowed\n")
+	rows = [][]string{{"memories", "share", "p50", "p99", "exact p50", "exact p99"}}
+	for _, s := range r.Sizes {
+		for _, rr := range s.Recall {
+			rows = append(rows, []string{humanCount(s.Memories), shareName(rr.Share), ms3(rr.WallMS.P50), ms3(rr.WallMS.P99), ms3(rr.ExactWallMS.P50), ms3(rr.ExactWallMS.P99)})
+		}
+	}
+	alignRows(&b, rows)
 	b.WriteString("\nsearch latency, ms\n")
 	rows = [][]string{{"memories", "mode", "stage", "p50", "p95", "p99"}}
 	for _, s := range r.Sizes {
@@ -177,6 +230,9 @@ func humanCount(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// shareName writes 0.001 as 0.1%.
+func shareName(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%" }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
 

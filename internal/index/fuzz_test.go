@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/engram-memory/engram/internal/ann"
 	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/memory"
@@ -15,15 +16,15 @@ import (
 // FuzzReadSnapshot feeds the snapshot readers of the index and of BM25 input
 // that gets past the codec: a real snapshot with bytes changed and the
 // checksum recomputed, so every structure check behind the CRC is exercised.
-// Reading never panics, and a snapshot it accepts answers searches, lists
-// and a second snapshot round trip without panicking. The changes stay in
-// front of the vector indexes' sections: internal/vector's reader sizes an
-// array by the largest document number it reads (up to 2^31, 8 GB) before
-// checking it against anything, which this target found and which belongs
-// to that package's owners.
+// Reading never panics, and a snapshot it accepts answers searches (the
+// exact scan and the ANN graph, which the seed index has), lists and a second
+// snapshot round trip without panicking. Changes reach every section, the
+// vector indexes and graphs included (the vector reader bounds document
+// numbers by the index's slot count, so a corrupt one allocates nothing).
 func FuzzReadSnapshot(f *testing.F) {
 	r := rand.New(rand.NewSource(3))
 	ix := newIndex()
+	ix.SetANN(ANNOptions{GraphMin: 8})
 	for i := range 40 {
 		m := randomMemory(r, i)
 		if i%5 == 0 {
@@ -31,22 +32,28 @@ func FuzzReadSnapshot(f *testing.F) {
 		}
 		ix.Put(m)
 	}
+	ix.BuildGraphs()
 	ix.Delete(ix.docs[3].Key())
 	valid := snapshotOf(f, ix)
 	vecStart := vectorSectionStart(f, ix)
 	if vecStart <= 0 || vecStart >= len(valid) {
 		f.Fatalf("vector section at %d of %d bytes", vecStart, len(valid))
 	}
+	if ix.Graph("m") == nil {
+		f.Fatal("the seed index has no graph")
+	}
 	f.Add(uint32(0), []byte{})
 	f.Add(uint32(8), []byte{0xff, 0xff, 0xff, 0xff})
 	f.Add(uint32(100), []byte{0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add(uint32(len(valid)/2), []byte{1})
 	f.Add(uint32(len(valid)-40), []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add(uint32(vecStart+40), []byte{0x7f, 0xff, 0xff, 0xff})
+	f.Add(uint32(len(valid)-200), []byte{0x01, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, at uint32, patch []byte) {
 		body := bytes.Clone(valid[:len(valid)-binenc.TrailerSize])
-		off := int(at % uint32(vecStart))
+		off := int(at % uint32(len(body)))
 		for i, b := range patch {
-			if off+i < vecStart {
+			if off+i < len(body) {
 				body[off+i] ^= b
 			}
 		}
@@ -65,6 +72,12 @@ func FuzzReadSnapshot(f *testing.F) {
 				q[i] = 1
 			}
 			vi.Search(q, nil, 5)
+			got.VectorSearch(model, q, nil, 5)
+			got.VectorSearch(model, q, got.Allowed(f), 5)
+			if g := got.Graph(model); g != nil {
+				ann.SearchVectors(g, vi, q, nil, 5, ann.Policy{ExactBelow: -1})
+				ann.SearchVectors(g, vi, q, got.Allowed(f), 5, ann.Policy{ExactBelow: -1})
+			}
 		}
 		got.Each(nil, func(m *memory.Memory) bool { _ = m.Key(); return true })
 		if _, err := load(snapshotOf(t, got), tokenize.DefaultOptions()); err != nil {

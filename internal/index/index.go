@@ -6,6 +6,7 @@ package index
 import (
 	"time"
 
+	"github.com/engram-memory/engram/internal/ann"
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/tokenize"
@@ -28,6 +29,15 @@ type Index struct {
 	tok  *tokenize.Tokenizer
 	bm   *bm25.Index
 	vecs map[string]*vector.Index // by embedding model id
+	// graphs holds an ANN graph over a model's vectors once it has
+	// GraphMin of them (graph.go).
+	graphs    map[string]*ann.Graph
+	graphMin  int
+	annPolicy ann.Policy
+	bulk      bool // BeginBulk: graphs wait for EndBulk
+	// wantGraphs: some model may need a graph built (WantsGraphs).
+	wantGraphs bool
+	building   map[string]*GraphBuild // builds under way, by model
 
 	docs    []*memory.Memory  // by doc number; nil for a free slot
 	created []int64           // created_at (unix nanos) by doc number
@@ -41,15 +51,17 @@ type Index struct {
 // New returns an empty index.
 func New(tok *tokenize.Tokenizer, p bm25.Params) *Index {
 	return &Index{
-		tok:     tok,
-		bm:      bm25.New(p),
-		vecs:    map[string]*vector.Index{},
-		byKey:   map[string]uint32{},
-		scope:   map[string]*docset.Set{},
-		types:   map[string]*docset.Set{},
-		scenes:  map[string]*docset.Set{},
-		sources: map[string]*docset.Set{},
-		tags:    map[string]*docset.Set{},
+		tok:      tok,
+		bm:       bm25.New(p),
+		vecs:     map[string]*vector.Index{},
+		graphs:   map[string]*ann.Graph{},
+		building: map[string]*GraphBuild{},
+		byKey:    map[string]uint32{},
+		scope:    map[string]*docset.Set{},
+		types:    map[string]*docset.Set{},
+		scenes:   map[string]*docset.Set{},
+		sources:  map[string]*docset.Set{},
+		tags:     map[string]*docset.Set{},
 	}
 }
 
@@ -119,8 +131,8 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 			vi = vector.New(e.Dim)
 			ix.vecs[e.Model] = vi
 		}
-		if vi.Dim() == e.Dim {
-			_ = vi.SetRow(doc, a.row)
+		if vi.Dim() == e.Dim && vi.SetRow(doc, a.row) == nil {
+			ix.graphAdd(e.Model, vi, doc)
 		}
 		m.Embedding = &memory.Embedding{Model: e.Model, Dim: e.Dim}
 	}
@@ -182,8 +194,11 @@ func (ix *Index) alloc() uint32 {
 func (ix *Index) unpost(doc uint32) {
 	m := ix.docs[doc]
 	ix.bm.Remove(doc)
-	for _, vi := range ix.vecs {
-		vi.Remove(doc)
+	for model, vi := range ix.vecs {
+		if vi.Has(doc) {
+			ix.graphRemove(model, vi, doc)
+			vi.Remove(doc)
+		}
 	}
 	unpost(ix.types, m.Type, doc)
 	unpost(ix.scenes, m.Scene, doc)

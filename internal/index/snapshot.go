@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/engram-memory/engram/internal/ann"
 	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/tokenize"
@@ -19,7 +20,8 @@ import (
 )
 
 // snapshotVersion changes whenever the layout below (or a nested one) does.
-const snapshotVersion = 1
+// 2: each model's vectors are followed by its ANN graph, if it has one.
+const snapshotVersion = 2
 
 // Memory flags: which optional fields are set.
 const (
@@ -56,14 +58,21 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	for _, model := range models {
 		w.String(model)
 		ix.vecs[model].WriteSnapshot(w)
+		g := ix.graphs[model]
+		w.Bool(g != nil)
+		if g != nil {
+			g.WriteSnapshot(w)
+		}
 	}
 }
 
 // ReadSnapshot reads an index written by WriteSnapshot, for tokenizer tok and
-// BM25 parameters p, which must equal those it was written with. Any
-// inconsistency is an error (also recorded in r).
-func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params) (*Index, error) {
+// BM25 parameters p, which must equal those it was written with; ao configures
+// the approximate index from here on (a graph in the snapshot is used as it
+// is, never rebuilt). Any inconsistency is an error (also recorded in r).
+func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params, ao ANNOptions) (*Index, error) {
 	ix := New(tok, p)
+	ix.SetANN(ao)
 	if v := r.Uint32(); r.Err() == nil && v != snapshotVersion {
 		r.Corruptf("index snapshot version %d, want %d", v, snapshotVersion)
 	}
@@ -123,9 +132,24 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params) (*In
 	models := r.Count(8)
 	for range models {
 		model := r.String()
-		vi, err := vector.ReadSnapshot(r)
+		vi, err := vector.ReadSnapshot(r, len(ix.docs))
 		if err != nil {
 			return nil, err
+		}
+		if r.Bool() {
+			g, err := ann.ReadSnapshot(r)
+			if err != nil {
+				return nil, err
+			}
+			if g.Dim() != vi.Dim() {
+				r.Corruptf("index snapshot: model %q has %d-d vectors but a %d-d graph", model, vi.Dim(), g.Dim())
+				return nil, r.Err()
+			}
+			if err := g.Check(vi, vi.Len()); err != nil {
+				r.Corruptf("index snapshot: model %q: %v", model, err)
+				return nil, r.Err()
+			}
+			ix.graphs[model] = g
 		}
 		if _, dup := ix.vecs[model]; dup {
 			r.Corruptf("index snapshot: model %q twice", model)
@@ -143,6 +167,7 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params) (*In
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
+	ix.wantGraphs = true // a model past the threshold without a graph gets one built
 	return ix, nil
 }
 

@@ -29,7 +29,7 @@ func snapshotOf(tb testing.TB, ix *Index) []byte {
 
 func load(b []byte, tok tokenize.Options) (*Index, error) {
 	r := binenc.NewReader(bytes.NewReader(b), int64(len(b)))
-	ix, err := ReadSnapshot(r, tokenize.New(tok), bm25.DefaultParams(NumFields))
+	ix, err := ReadSnapshot(r, tokenize.New(tok), bm25.DefaultParams(NumFields), ANNOptions{})
 	if err != nil {
 		return nil, err
 	}

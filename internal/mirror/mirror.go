@@ -31,6 +31,9 @@ type Options struct {
 	// snapshot: 0 means DefaultSnapshotMinMemories, a negative value never
 	// writes one (an existing one is still read).
 	SnapshotMinMemories int
+	// ANN configures the approximate vector index of large stores
+	// (index.ANNOptions; the zero value is the defaults).
+	ANN index.ANNOptions
 	// Logger receives debug information (whether a snapshot was used, and
 	// why not); nil is silent.
 	Logger *slog.Logger
@@ -58,6 +61,8 @@ type Mirror struct {
 	badMu sync.Mutex              // guards bad
 	bad   map[string]store.BadRow // rows the store could not read as they are, by key
 
+	gw graphWork // the background ANN graph build (graphs.go)
+
 	mu  sync.RWMutex // guards ix, seq and snapSeq
 	ix  *index.Index
 	seq int64 // last change-log entry applied to ix
@@ -74,8 +79,15 @@ func New(st *store.Store, opts Options) *Mirror {
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
-	m.ix = index.New(m.tok, m.params)
+	m.ix = m.newIndex()
 	return m
+}
+
+// newIndex is an empty index with the mirror's settings.
+func (m *Mirror) newIndex() *index.Index {
+	ix := index.New(m.tok, m.params)
+	ix.SetANN(m.opts.ANN)
+	return ix
 }
 
 // Open is New followed by Load.
@@ -104,7 +116,7 @@ func (m *Mirror) Load(ctx context.Context) error {
 		return nil
 	}
 	m.mu.Lock()
-	m.ix, m.seq, m.snapSeq = index.New(m.tok, m.params), 0, -1
+	m.ix, m.seq, m.snapSeq = m.newIndex(), 0, -1
 	m.mu.Unlock()
 	if !m.st.ReadOnly() {
 		removeStaleTemps(SnapshotPath(m.st.Path()), time.Now())
@@ -132,6 +144,7 @@ func (m *Mirror) Load(ctx context.Context) error {
 		return err
 	}
 	m.MaybeWriteSnapshot(ctx)
+	m.maybeBuildGraphs()
 	return nil
 }
 
@@ -151,9 +164,11 @@ func (m *Mirror) load(ctx context.Context) error {
 	for _, c := range counts {
 		m.ix.Reserve(c.Model, c.Dim, c.N)
 	}
+	m.ix.BeginBulk()
 	if err := m.loadRows(ctx); err != nil {
-		return err
+		return err // the index is discarded: no graph to build
 	}
+	m.ix.EndBulk()
 	m.seq = seq
 	return nil
 }
@@ -260,8 +275,12 @@ func (m *Mirror) CatchUp(ctx context.Context) error {
 
 func (m *Mirror) sync(ctx context.Context) error {
 	m.syncMu.Lock()
-	defer m.syncMu.Unlock()
-	return m.syncLocked(ctx)
+	err := m.syncLocked(ctx)
+	m.syncMu.Unlock()
+	if err == nil {
+		m.maybeBuildGraphs()
+	}
+	return err
 }
 
 // syncLocked is sync for a caller holding syncMu.
@@ -441,6 +460,7 @@ func (m *Mirror) ApplyOwn(ctx context.Context, w Own) error {
 	m.mu.Unlock()
 	m.syncMu.Unlock()
 	if direct {
+		m.maybeBuildGraphs()
 		return nil
 	}
 	return m.sync(ctx)

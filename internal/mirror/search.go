@@ -75,7 +75,10 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			vecHits = topByKey(ix, q.K, func(n int) []vector.Hit { return vi.Search(q.Vector, allow, n) },
+			vecHits = topByKey(ix, q.K, func(n int) []vector.Hit {
+				hits, _ := ix.VectorSearch(q.Model, q.Vector, allow, n)
+				return hits
+			},
 				func(h vector.Hit) float64 { return float64(h.Cosine) }, func(h vector.Hit) uint32 { return h.Doc })
 			res.VectorTook = time.Since(t)
 		}()
@@ -162,7 +165,11 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 	})
 	m.mu.RUnlock()
 	sortByKey(mems)
-	f := &Mirror{opts: m.opts, tok: m.tok, params: m.params, log: m.log, snapSeq: -1, ix: index.New(m.tok, m.params)}
+	f := &Mirror{opts: m.opts, tok: m.tok, params: m.params, log: m.log, snapSeq: -1}
+	// A fork lives for one calibration: building a graph would cost more
+	// than its searches save, so it searches exactly.
+	f.ix = index.New(m.tok, m.params)
+	f.ix.SetANN(index.ANNOptions{GraphMin: -1})
 	for _, x := range mems {
 		f.ix.Put(x)
 	}

@@ -141,7 +141,7 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	if err := headerMismatch(h, want); err != nil {
 		return 0, err
 	}
-	ix, err := index.ReadSnapshot(r, m.tok, m.params)
+	ix, err := index.ReadSnapshot(r, m.tok, m.params, m.opts.ANN)
 	if err != nil {
 		return 0, err
 	}
@@ -218,7 +218,10 @@ func (m *Mirror) MaybeWriteSnapshot(ctx context.Context) {
 	m.mu.RLock()
 	n, seq, snap := m.ix.Len(), m.seq, m.snapSeq
 	m.mu.RUnlock()
-	if snap >= 0 {
+	if m.gw.snapshotDue.Load() && n >= min {
+		// A graph was built that no snapshot holds: write it, so the next
+		// open reads the graph instead of building it again.
+	} else if snap >= 0 {
 		// Sequence numbers may skip, so this counts changes at most once each.
 		if behind := seq - snap; behind <= int64(max(n/100, snapshotReplayFloor)) {
 			return
@@ -265,13 +268,20 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("write snapshot: %w", err)
 	}
 	tmp := f.Name()
+	// due: this snapshot holds the graphs installed so far (restored if it
+	// is not written after all).
+	var due bool
 	fail := func(err error) (int64, error) {
 		f.Close()
 		os.Remove(tmp)
+		if due {
+			m.gw.snapshotDue.Store(true)
+		}
 		return 0, fmt.Errorf("write snapshot %s: %w", path, err)
 	}
 	// Hold the read lock while encoding: the snapshot is exactly the index at seq.
 	m.mu.RLock()
+	due = m.gw.snapshotDue.Swap(false)
 	seq := m.seq
 	w := binenc.NewWriter(f)
 	writeHeader(w, m.snapshotHeaderFor(seq, token))
@@ -291,17 +301,20 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		return 0, fmt.Errorf("write snapshot %s: %w", path, err)
+		tmp = ""
+		return fail(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("write snapshot %s: %w", path, err)
+		return fail(err)
 	}
 	syncDir(filepath.Dir(path))
 	// Only now does the database vouch for the file. A crash before this line
 	// leaves a file whose token the database does not know: it is rebuilt.
 	stamp, _ := json.Marshal(snapshotStamp{Token: token, Seq: seq})
 	if err := m.st.SetSetting(ctx, snapshotSetting, string(stamp)); err != nil {
+		if due {
+			m.gw.snapshotDue.Store(true)
+		}
 		return 0, fmt.Errorf("record snapshot: %w", err)
 	}
 	m.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -366,4 +367,200 @@ func firstIDs(t testing.TB, db *DB, n int) []string {
 		ids = append(ids, m.ID)
 	}
 	return ids
+}
+
+// TestSnapshotWithGraph: with the ANN threshold below the store's size the
+// snapshot carries the vector graph; a store opened from it answers as one
+// rebuilt from the rows and as the exact scan, and a snapshot whose graph
+// section is cut short or changed is never used.
+func TestSnapshotWithGraph(t *testing.T) {
+	ctx := context.Background()
+	const n = 200
+	opts := Options{ANNMinVectors: 50}
+	path := filepath.Join(t.TempDir(), "g.db")
+	db, lb := openSnap(t, path, opts)
+	r := rand.New(rand.NewSource(1))
+	var mems []*Memory
+	for i := range n {
+		mems = append(mems, snapMemory(r, i))
+	}
+	if _, err := db.Add(ctx, mems...); err != nil {
+		t.Fatal(err)
+	}
+	// The write took the store past the threshold: the graph is built in the
+	// background, and written in a snapshot when done. Warm waits for it.
+	if err := db.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if !strings.Contains(lb.String(), "index snapshot written") {
+		t.Fatalf("no snapshot written:\n%s", lb)
+	}
+	withGraph, _ := os.ReadFile(SnapshotPath(path))
+	exactDB, _ := openSnap(t, path, Options{ANNMinVectors: -1, NoSnapshot: true})
+	exact := answers(t, exactDB)
+	rebuilt, _ := openSnap(t, path, Options{ANNMinVectors: 50, NoSnapshot: true})
+	sameAnswers(t, answers(t, rebuilt), exact, true)
+
+	snap, lb := openSnap(t, path, Options{ANNMinVectors: 50, SnapshotMinMemories: -1})
+	if !strings.Contains(lb.String(), "index snapshot loaded") {
+		t.Fatalf("snapshot not used:\n%s", lb)
+	}
+	sameAnswers(t, answers(t, snap), exact, true)
+	snap.Close()
+
+	// A snapshot without a graph is smaller by the graph: it was there.
+	noGraphPath := filepath.Join(t.TempDir(), "ng.db")
+	ng, _ := openSnap(t, noGraphPath, Options{ANNMinVectors: -1})
+	ng.Add(ctx, mems...)
+	ng.Close()
+	if plain, _ := os.ReadFile(SnapshotPath(noGraphPath)); len(plain)+n*8 > len(withGraph) {
+		t.Fatalf("snapshot with a graph %d bytes, without %d: no graph written", len(withGraph), len(plain))
+	}
+
+	for _, c := range []struct {
+		name   string
+		spoil  func(b []byte) []byte
+		reason string
+	}{
+		{"graph cut short", func(b []byte) []byte { return b[:len(b)-len(b)/10] }, "corrupt"},
+		{"graph byte changed", func(b []byte) []byte { b[len(b)-len(b)/20] ^= 0x04; return b }, "checksum"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.spoil(bytes.Clone(withGraph))
+			if err := os.WriteFile(SnapshotPath(path), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db, lb := openSnap(t, path, Options{ANNMinVectors: 50, SnapshotMinMemories: -1})
+			log := lb.String()
+			if strings.Contains(log, "index snapshot loaded") || !strings.Contains(log, c.reason) {
+				t.Fatalf("want a rebuild (%q):\n%s", c.reason, log)
+			}
+			sameAnswers(t, answers(t, db), exact, true)
+		})
+	}
+}
+
+// TestGraphBuiltInBackground: a store rebuilt from its rows past the ANN
+// threshold answers at once (exactly) while its graph is built in the
+// background, takes writes and searches meanwhile, and once the graph is in
+// writes a snapshot that the next open reads without building it again. A
+// handle closed during a build stops it cleanly.
+func TestGraphBuiltInBackground(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bg.db")
+	seed, _ := openSnap(t, path, Options{SnapshotMinMemories: -1, ANNMinVectors: -1})
+	r := rand.New(rand.NewSource(4))
+	var mems []*Memory
+	for i := range 600 {
+		mems = append(mems, snapMemory(r, i))
+	}
+	if _, err := seed.Add(ctx, mems...); err != nil {
+		t.Fatal(err)
+	}
+	seed.Close()
+	os.Remove(SnapshotPath(path))
+
+	lb := &logBuf{}
+	opts := Options{ANNMinVectors: 200, SnapshotMinMemories: 100, Logger: slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	db, err := Open(ctx, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewSource(int64(10 + w)))
+			for i := range 15 {
+				var err error
+				switch w {
+				case 0: // writes while the graph builds
+					var res engram.AddResult
+					res, err = db.Add(ctx, snapMemory(r, 1000+i))
+					if err == nil && i%3 == 0 && len(res.IDs) > 0 {
+						_, err = db.Delete(ctx, res.IDs[0])
+					}
+				default:
+					_, err = db.Search(ctx, Query{Query: snapWords[r.Intn(len(snapWords))], Limit: 5})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := db.Warm(ctx); err != nil { // waits for the graph
+		t.Fatal(err)
+	}
+	if !strings.Contains(lb.String(), "ANN graph built") {
+		t.Fatalf("no graph built:\n%s", lb)
+	}
+	got := answers(t, db)
+	db.Close()
+	exact, _ := openSnap(t, path, Options{ANNMinVectors: -1, NoSnapshot: true})
+	closeResults(t, got, answers(t, exact))
+
+	again, lb2 := openSnap(t, path, Options{ANNMinVectors: 200, SnapshotMinMemories: -1})
+	if log := lb2.String(); !strings.Contains(log, "index snapshot loaded") || strings.Contains(log, "ANN graph built") {
+		t.Fatalf("want the graph read from the snapshot, not built:\n%s", log)
+	}
+	closeResults(t, answers(t, again), got)
+	again.Close()
+
+	// Closed mid-build: the build stops, no temp file is left, and the next
+	// open builds it.
+	os.Remove(SnapshotPath(path))
+	early, err := Open(ctx, path, Options{ANNMinVectors: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := early.Search(ctx, Query{Query: "deploy", Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := early.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tmps, _ := filepath.Glob(SnapshotPath(path) + ".tmp*"); len(tmps) > 0 {
+		t.Fatalf("temp files left: %v", tmps)
+	}
+}
+
+// closeResults checks approximate answers against exact ones: the same
+// memories, all but a few, over all the queries (scores and order may differ
+// a little, since the vector leg's candidates at its tail may).
+func closeResults(t testing.TB, got, want []string) {
+	t.Helper()
+	ids := func(a string) []string {
+		var r struct{ Results []struct{ ID string } }
+		if err := json.Unmarshal([]byte(a), &r); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, x := range r.Results {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	same, total := 0, 0
+	for i := range want {
+		g := ids(got[i])
+		for _, id := range ids(want[i]) {
+			total++
+			if slices.Contains(g, id) {
+				same++
+			}
+		}
+	}
+	if total > 0 && float64(same) < 0.97*float64(total) {
+		t.Fatalf("approximate answers share %d of %d results with the exact ones", same, total)
+	}
 }

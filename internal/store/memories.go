@@ -430,7 +430,11 @@ func (s *Store) LastSeq(ctx context.Context) (int64, error) {
 
 // Changes returns the change-log entries after seq, oldest first, at most limit.
 func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, id, scope, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	stmt, err := s.changesQuery(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read change log: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read change log: %w", err)
 	}
@@ -446,6 +450,21 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, 
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// changesQuery is the prepared change-log read. A *sql.Stmt is safe for
+// concurrent use and prepares itself again on each new connection.
+func (s *Store) changesQuery(ctx context.Context) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if s.changesStmt == nil {
+		stmt, err := s.db.PrepareContext(ctx, `SELECT seq, id, scope, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`)
+		if err != nil {
+			return nil, err
+		}
+		s.changesStmt = stmt
+	}
+	return s.changesStmt, nil
 }
 
 // Usage is a memory's use statistics, as RecordUse left them.

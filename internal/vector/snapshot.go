@@ -26,9 +26,11 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	w.Int8s(ix.codes)
 }
 
-// ReadSnapshot reads an index written by WriteSnapshot. Inconsistent input is
-// an error, recorded in r and returned.
-func ReadSnapshot(r *binenc.Reader) (*Index, error) {
+// ReadSnapshot reads an index written by WriteSnapshot whose document numbers
+// are all below docs (the owner's slot count, itself bounded by the input's
+// size), so that a corrupt document number cannot make it allocate a huge
+// doc→row table. Inconsistent input is an error, recorded in r and returned.
+func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	if v := r.Uint32(); r.Err() == nil && v != snapshotVersion {
 		r.Corruptf("vector snapshot version %d, want %d", v, snapshotVersion)
 	}
@@ -59,8 +61,8 @@ func ReadSnapshot(r *binenc.Reader) (*Index, error) {
 	}
 	var top uint32
 	for _, d := range ix.rowDoc {
-		if int64(d) >= math.MaxInt32 {
-			r.Corruptf("vector snapshot: document number %d too large", d)
+		if int64(d) >= math.MaxInt32 || int64(d) >= int64(docs) {
+			r.Corruptf("vector snapshot: document number %d, the index has %d", d, docs)
 			return nil, r.Err()
 		}
 		top = max(top, d+1)

@@ -24,7 +24,7 @@ func snapshotBytes(tb testing.TB, ix *Index) []byte {
 
 func readBytes(b []byte) (*Index, error) {
 	r := binenc.NewReader(bytes.NewReader(b), int64(len(b)))
-	ix, err := ReadSnapshot(r)
+	ix, err := ReadSnapshot(r, 1<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +102,24 @@ func TestSnapshotCorrupt(t *testing.T) {
 	w.Float32s([]float32{1, 1})
 	w.Int8s([]int8{127, 127})
 	w.Finish()
+	// One row for document 2³¹-2: an 8 GB doc→row table if trusted.
+	var huge bytes.Buffer
+	w = binenc.NewWriter(&huge)
+	w.Uint32(snapshotVersion)
+	w.Uint64(1)
+	w.Uint32s([]uint32{1<<31 - 2})
+	w.Float32s([]float32{1})
+	w.Float32s([]float32{0})
+	w.Float32s([]float32{1})
+	w.Int8s([]int8{127})
+	w.Finish()
 	for _, c := range []struct {
 		name string
 		in   []byte
 	}{
 		{"truncated", good[:len(good)/2]},
 		{"duplicate document", dup.Bytes()},
+		{"document number beyond the index", huge.Bytes()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := readBytes(c.in); !errors.Is(err, binenc.ErrCorrupt) {

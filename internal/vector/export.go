@@ -1,0 +1,67 @@
+package vector
+
+// The int8 codes and kernels other indexes build on (internal/ann walks a graph
+// over these codes instead of scanning them all), and exact rescoring of a
+// few candidates in float32.
+
+import "math"
+
+// DotInt8 is Σ q[i]·c[i] over len(q) items (len(c) >= len(q)), on the AVX2
+// kernel where there is one.
+func DotInt8(q []int16, c []int8) int32 {
+	c = c[:len(q)]
+	return dotInt8(q, c)
+}
+
+// QueryCodes quantises a unit vector as rows are (quant.go) and returns its
+// codes widened to int16, the integer kernel's query operand, and the scale:
+// q ≈ scale·codes.
+func QueryCodes(qn []float32) ([]int16, float32) {
+	qq := newQuantQuery(qn)
+	return qq.codes, float32(qq.scale)
+}
+
+// Code returns doc's int8 codes and their scale (its unit vector ≈
+// scale·codes), or false when doc has no vector. The slice aliases the
+// index: read it only, and only until the next Set or Remove.
+func (ix *Index) Code(doc uint32) ([]int8, float32, bool) {
+	r, ok := ix.row(doc)
+	if !ok {
+		return nil, 0, false
+	}
+	return ix.codes[r*ix.dim : (r+1)*ix.dim : (r+1)*ix.dim], ix.qscale[r], true
+}
+
+// Rescore scores the listed documents exactly (float32 cosine, the kernel
+// Search uses) and returns the best k, best first, ties by lower Doc, as
+// Search orders hits. Documents without a vector are skipped; nil when q has
+// the wrong dimension or cannot be normalised.
+func (ix *Index) Rescore(q []float32, docs []uint32, k int) []Hit {
+	if k < 1 || len(q) != ix.dim {
+		return nil
+	}
+	qn, ok := Normalize(q)
+	if !ok {
+		return nil
+	}
+	t := newTopK(k)
+	for _, d := range docs {
+		if r, ok := ix.row(d); ok {
+			t.offer(Hit{Doc: d, Cosine: dot(qn, ix.data[r*ix.dim:(r+1)*ix.dim])})
+		}
+	}
+	return mergeBest(k, []*topK{t})
+}
+
+// Finite reports whether every component of q is finite and some is non-zero,
+// so that Search and Rescore accept it.
+func Finite(q []float32) bool {
+	nonzero := false
+	for _, x := range q {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+		nonzero = nonzero || x != 0
+	}
+	return nonzero
+}
