@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/internal/parallel"
 	"github.com/engram-memory/engram/internal/tensorfile"
 )
 
@@ -195,7 +196,8 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	maxLen := e.MaxTokens()
 	limit := e.opts.Windows*(maxLen-2) + 2
 	ids := make([][]int32, len(texts))
-	parallel(workers, len(texts), 64, func(lo, hi int) {
+	// Tokenizing is cheap: a goroutine only for every 64 texts.
+	parallel.Split(min(workers, len(texts)/64), len(texts), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			ids[i] = w.tok.EncodeUpTo(nil, texts[i], limit)
 		}

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
+	"github.com/engram-memory/engram/internal/parallel"
 	"github.com/engram-memory/engram/internal/vector"
 )
 
@@ -318,7 +318,7 @@ func (g *Graph) InsertBatch(docs []uint32, src Source, workers int) error {
 		}
 		base := uint32(len(g.docOf))
 		plans := make([]insertPlan, len(batch))
-		parallel(workers, len(batch), func(w, lo, hi int) {
+		parallel.Split(workers, len(batch), func(w, lo, hi int) {
 			for j := lo; j < hi; j++ {
 				plans[j] = g.plan(src, batch[j], g.levelFor(base+uint32(j)), &scs[w])
 			}
@@ -326,7 +326,7 @@ func (g *Graph) InsertBatch(docs []uint32, src Source, workers int) error {
 		for _, p := range plans {
 			g.appendNode(p)
 		}
-		parallel(workers, workers, func(w, _, _ int) {
+		parallel.Split(workers, workers, func(w, _, _ int) {
 			for j, p := range plans {
 				n := base + uint32(j)
 				for l, cs := range p.links {
@@ -340,24 +340,6 @@ func (g *Graph) InsertBatch(docs []uint32, src Source, workers int) error {
 		})
 	}
 	return nil
-}
-
-// parallel runs fn over [0,n) split into workers contiguous parts, on the
-// calling goroutine when workers is 1.
-func parallel(workers, n int, fn func(w, lo, hi int)) {
-	if workers <= 1 {
-		fn(0, 0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(w, w*n/workers, (w+1)*n/workers)
-		}()
-	}
-	wg.Wait()
 }
 
 // Delete tombstones doc's node, if it has one; src must still hold doc's

@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/engram-memory/engram/internal/docset"
+	"github.com/engram-memory/engram/internal/parallel"
 )
 
 // Screening applies to searches with at least quantMinFloats of work
@@ -133,7 +134,7 @@ func (ix *Index) searchQuant(qn []float32, rows []int32, allow *docset.Set, k, w
 	fixed := qq.resid + slack
 
 	lows := make([]*topK, workers) // k largest lower bounds
-	parallel(workers, work, func(w, lo, hi int) {
+	parallel.Split(workers, work, func(w, lo, hi int) {
 		t := newTopK(k)
 		lows[w] = t
 		floor, full := t.floor()
@@ -157,7 +158,7 @@ func (ix *Index) searchQuant(qn []float32, rows []int32, allow *docset.Set, k, w
 		tau = lbs[k-1].Cosine
 	}
 	best := make([]*topK, workers)
-	parallel(workers, work, func(w, lo, hi int) {
+	parallel.Split(workers, work, func(w, lo, hi int) {
 		t := newTopK(k)
 		best[w] = t
 		for p := lo; p < hi; p++ {
@@ -168,22 +169,4 @@ func (ix *Index) searchQuant(qn []float32, rows []int32, allow *docset.Set, k, w
 		}
 	})
 	return mergeBest(k, best)
-}
-
-// parallel runs fn over [0,n) split into workers contiguous parts, on the
-// calling goroutine when workers is 1.
-func parallel(workers, n int, fn func(w, lo, hi int)) {
-	if workers <= 1 {
-		fn(0, 0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(w, w*n/workers, (w+1)*n/workers)
-		}()
-	}
-	wg.Wait()
 }

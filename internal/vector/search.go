@@ -13,6 +13,7 @@ import (
 	"runtime"
 
 	"github.com/engram-memory/engram/internal/docset"
+	"github.com/engram-memory/engram/internal/parallel"
 )
 
 // Tuning, from BenchmarkSearchTuning on a busy, shared 2-core x86-64 machine.
@@ -65,7 +66,7 @@ func (ix *Index) Search(q []float32, allow *docset.Set, k int) []Hit {
 		return ix.searchQuant(qn, rows, allow, k, workers)
 	}
 	heaps := make([]*topK, workers)
-	parallel(workers, work, func(w, lo, hi int) {
+	parallel.Split(workers, work, func(w, lo, hi int) {
 		t := newTopK(k)
 		heaps[w] = t
 		if rows != nil {
