@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/httpjson"
@@ -118,7 +116,7 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 			}
 			return err
 		}
-		if !sleep(ctx, backoff(n)) {
+		if !httpjson.Sleep(ctx, backoff(n)) {
 			return fmt.Errorf("weaviate %s %s: %w (while waiting to retry: %v)", method, path, ctx.Err(), err)
 		}
 	}
@@ -200,40 +198,11 @@ func (c *client) message(body []byte) string {
 	return c.clean(s)
 }
 
-// clean readies a server message for an error: key removed, whitespace
-// collapsed, at most httpjson.MaxMessageBytes long.
-func (c *client) clean(s string) string {
-	s = strings.Join(strings.Fields(httpjson.Redact(strings.ToValidUTF8(s, "\uFFFD"), c.apiKey)), " ")
-	if len(s) <= httpjson.MaxMessageBytes {
-		return s
-	}
-	cut := httpjson.MaxMessageBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// clean readies a server message for an error (httpjson.Clean with the key).
+func (c *client) clean(s string) string { return httpjson.Clean(s, c.apiKey) }
 
 // backoff is the wait before retry n (from 1), with equal jitter.
-func backoff(n int) time.Duration {
-	d := maxDelay
-	if n < 8 {
-		d = min(baseDelay<<(n-1), maxDelay)
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func backoff(n int) time.Duration { return httpjson.Backoff(n, baseDelay, maxDelay) }
 
 // graphQLError is one entry of a GraphQL answer's errors.
 type graphQLError struct {

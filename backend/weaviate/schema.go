@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/engram-memory/engram/internal/httpjson"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -295,7 +296,7 @@ func (s *Store) ensureVector(ctx context.Context, name string) error {
 			!(strings.Contains(se.Message, lostVectorText) || strings.Contains(se.Message, readOnlyText)) {
 			return fmt.Errorf("add vector %s: %w", name, err)
 		}
-		if !sleep(ctx, backoff(min(attempt+1, 4))) {
+		if !httpjson.Sleep(ctx, backoff(min(attempt+1, 4))) {
 			return fmt.Errorf("add vector %s: %w", name, ctx.Err())
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/httpjson"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -257,7 +258,7 @@ func (s *Store) sendBatch(ctx context.Context, objs []*object) (map[string]strin
 		if len(again) == 0 || round >= s.cfg.Retries {
 			return refused, nil
 		}
-		if !sleep(ctx, backoff(round+1)) {
+		if !httpjson.Sleep(ctx, backoff(round+1)) {
 			return nil, ctx.Err()
 		}
 		pending = again

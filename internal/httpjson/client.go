@@ -116,7 +116,7 @@ func (c *Client) Post(ctx context.Context, body []byte) ([]byte, error) {
 			}
 			return nil, err
 		}
-		if !sleep(ctx, c.delay(n, after)) {
+		if !Sleep(ctx, c.delay(n, after)) {
 			return nil, ended(ctx, fmt.Sprintf("stopped waiting to retry after attempt %d", n), err)
 		}
 	}
@@ -222,6 +222,12 @@ func (c *Client) delay(n int, after time.Duration) time.Duration {
 	if base <= 0 {
 		base = DefaultBaseDelay
 	}
+	return Backoff(n, base, maxDelay)
+}
+
+// Backoff is the wait before retry n (from 1): base·2^(n-1), capped at
+// maxDelay, drawn uniformly from its upper half ("equal jitter").
+func Backoff(n int, base, maxDelay time.Duration) time.Duration {
 	d := maxDelay
 	if n-1 < 31 {
 		d = min(base<<(n-1), maxDelay)
@@ -230,8 +236,8 @@ func (c *Client) delay(n int, after time.Duration) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// sleep waits d and reports whether it did so before ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
+// Sleep waits d and reports whether it did so before ctx ended.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

@@ -66,9 +66,12 @@ func Endpoint(base, path string) (string, error) {
 // OpenAI's {"error": {"message"}}, Ollama's and TEI's {"error": "..."}, a bare
 // {"message"} or FastAPI's {"detail": "..."}, else the body itself; with
 // secret removed, whitespace collapsed and at most MaxMessageBytes long.
-func Message(body []byte, secret string) string {
-	s := strings.ToValidUTF8(serverMessage(body), "\uFFFD")
-	s = strings.Join(strings.Fields(Redact(s, secret)), " ")
+func Message(body []byte, secret string) string { return Clean(serverMessage(body), secret) }
+
+// Clean readies a server's message for an error: invalid UTF-8 replaced,
+// secret removed, whitespace collapsed, at most MaxMessageBytes long.
+func Clean(s, secret string) string {
+	s = strings.Join(strings.Fields(Redact(strings.ToValidUTF8(s, "\uFFFD"), secret)), " ")
 	if len(s) <= MaxMessageBytes {
 		return s
 	}
