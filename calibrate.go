@@ -140,13 +140,7 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 		}
 		return ids, nil
 	}
-	prior := ModelDefaults(e.embedder.Model()).VectorWeight
-	if len(opt.Weights) == 0 && !slices.Contains(weights, prior) {
-		weights = append(slices.Clone(weights), prior)
-		slices.Sort(weights)
-		done, total = 0, len(set.Queries)*len(weights)
-	}
-	sw, err := calibrate.Sweep(ctx, set, weights, prior, search)
+	sw, err := calibrate.Sweep(ctx, set, weights, ModelDefaults(e.embedder.Model()).VectorWeight, search)
 	if err != nil {
 		return nil, err
 	}

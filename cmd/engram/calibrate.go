@@ -26,7 +26,7 @@ func newCalibrate(e *env) *cobra.Command {
 		Long: `Estimate, without labels, how much the vector leg can be trusted on this store
 with this embedder. Pseudo-queries are made from the store's own memories (by
 default a sentence held out of each, the memory searched without it); each is
-run at every vector weight (the model's default among them), and of the weights
+run at every vector weight (every model default among them), and of the weights
 whose MRR@10 of the source memory is within one standard error of the best, the
 one nearest the model's default is stored as the store's weight for the current
 model (weight_source "store" in search output). The table and
