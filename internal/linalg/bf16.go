@@ -66,17 +66,13 @@ func (p *PackedBF16) K() int { return p.k }
 // MatMulT sets c (m×n) to a (m×k), rounded to bf16, times the transpose of
 // the packed matrix, summed in float32.
 func (p *PackedBF16) MatMulT(c, a []float32, m int) {
-	checkDims("PackedBF16.MatMulT", m, p.n, p.k)
-	checkLen("PackedBF16.MatMulT", "a", a, m, p.k)
-	checkLen("PackedBF16.MatMulT", "c", c, m, p.n)
+	checkProduct("PackedBF16.MatMulT", c, a, m, p.n, p.k)
 	lowMul(p, c, a, nil, m, 2)
 }
 
 // MatMulTBias is PackedBF16.MatMulT plus bias (n values) added to every row.
 func (p *PackedBF16) MatMulTBias(c, a, bias []float32, m int) {
-	checkDims("PackedBF16.MatMulTBias", m, p.n, p.k)
-	checkLen("PackedBF16.MatMulTBias", "a", a, m, p.k)
-	checkLen("PackedBF16.MatMulTBias", "c", c, m, p.n)
+	checkProduct("PackedBF16.MatMulTBias", c, a, m, p.n, p.k)
 	checkLen("PackedBF16.MatMulTBias", "bias", bias, 1, p.n)
 	lowMul(p, c, a, bias, m, 2)
 }

@@ -82,17 +82,13 @@ func (q *QuantizedB) K() int { return q.k }
 // MatMulT sets c (m×n) to approximately a (m×k) times the transpose of the
 // quantised matrix, each row of a quantised to int8 on the fly.
 func (q *QuantizedB) MatMulT(c, a []float32, m int) {
-	checkDims("QuantizedB.MatMulT", m, q.n, q.k)
-	checkLen("QuantizedB.MatMulT", "a", a, m, q.k)
-	checkLen("QuantizedB.MatMulT", "c", c, m, q.n)
+	checkProduct("QuantizedB.MatMulT", c, a, m, q.n, q.k)
 	q.mul(c, a, nil, m)
 }
 
 // MatMulTBias is QuantizedB.MatMulT plus bias (n values) added to every row.
 func (q *QuantizedB) MatMulTBias(c, a, bias []float32, m int) {
-	checkDims("QuantizedB.MatMulTBias", m, q.n, q.k)
-	checkLen("QuantizedB.MatMulTBias", "a", a, m, q.k)
-	checkLen("QuantizedB.MatMulTBias", "c", c, m, q.n)
+	checkProduct("QuantizedB.MatMulTBias", c, a, m, q.n, q.k)
 	checkLen("QuantizedB.MatMulTBias", "bias", bias, 1, q.n)
 	q.mul(c, a, bias, m)
 }

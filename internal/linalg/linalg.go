@@ -121,17 +121,13 @@ func (p *PackedB) K() int { return p.k }
 // MatMulT sets c (m×n) to a (m×k) times the transpose of the packed matrix,
 // exactly as MatMulT(c, a, b, m, n, k) with the b that was packed.
 func (p *PackedB) MatMulT(c, a []float32, m int) {
-	checkDims("PackedB.MatMulT", m, p.n, p.k)
-	checkLen("PackedB.MatMulT", "a", a, m, p.k)
-	checkLen("PackedB.MatMulT", "c", c, m, p.n)
+	checkProduct("PackedB.MatMulT", c, a, m, p.n, p.k)
 	p.mul(c, a, nil, m)
 }
 
 // MatMulTBias is PackedB.MatMulT plus bias (n values) added to every row.
 func (p *PackedB) MatMulTBias(c, a, bias []float32, m int) {
-	checkDims("PackedB.MatMulTBias", m, p.n, p.k)
-	checkLen("PackedB.MatMulTBias", "a", a, m, p.k)
-	checkLen("PackedB.MatMulTBias", "c", c, m, p.n)
+	checkProduct("PackedB.MatMulTBias", c, a, m, p.n, p.k)
 	checkLen("PackedB.MatMulTBias", "bias", bias, 1, p.n)
 	p.mul(c, a, bias, m)
 }
@@ -146,6 +142,14 @@ func checkDims(fn string, m, n, k int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("linalg.%s: negative dimension m=%d n=%d k=%d", fn, m, n, k))
 	}
+}
+
+// checkProduct checks the arguments of a product of a (m×k) with a packed
+// operand of n rows of k into c (m×n).
+func checkProduct(fn string, c, a []float32, m, n, k int) {
+	checkDims(fn, m, n, k)
+	checkLen(fn, "a", a, m, k)
+	checkLen(fn, "c", c, m, n)
 }
 
 func checkLen(fn, name string, s []float32, rows, cols int) {
