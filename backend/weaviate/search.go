@@ -228,22 +228,7 @@ func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, scor
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	hits := per[0]
-	if len(per) > 1 {
-		hits = nil
-		for _, h := range per {
-			hits = append(hits, h...)
-		}
-		sort.SliceStable(hits, func(i, j int) bool {
-			if hits[i].Score != hits[j].Score {
-				return hits[i].Score > hits[j].Score
-			}
-			return hits[i].Memory.ID < hits[j].Memory.ID
-		})
-		if len(hits) > q.K {
-			hits = hits[:q.K]
-		}
-	}
+	hits := mergeTenants(per, q.K, func(h Hit) (float64, string) { return h.Score, h.Memory.ID })
 	for i := range hits {
 		hits[i].Rank = i + 1
 	}
@@ -275,6 +260,27 @@ type HybridQuery struct {
 	// rank and score. Without it a hit carries what Weaviate's explainScore
 	// says: the leg ranks under rrf, the leg scores under rsf.
 	Explain bool
+}
+
+// mergeTenants is one ranked list from each tenant's: by score, then id,
+// cut at k. One tenant's list is already that.
+func mergeTenants[H any](per [][]H, k int, key func(H) (float64, string)) []H {
+	if len(per) == 1 {
+		return per[0]
+	}
+	var hits []H
+	for _, h := range per {
+		hits = append(hits, h...)
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		si, ii := key(hits[i])
+		sj, ij := key(hits[j])
+		if si != sj {
+			return si > sj
+		}
+		return ii < ij
+	})
+	return hits[:min(len(hits), k)]
 }
 
 // HybridHit is one fused result.
@@ -442,21 +448,6 @@ func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, search string, a
 	if err != nil {
 		return nil, fmt.Errorf("hybrid search: %w", err)
 	}
-	hits := per[0]
-	if len(per) > 1 {
-		hits = nil
-		for _, h := range per {
-			hits = append(hits, h...)
-		}
-		sort.SliceStable(hits, func(i, j int) bool {
-			if hits[i].Score != hits[j].Score {
-				return hits[i].Score > hits[j].Score
-			}
-			return hits[i].Memory.ID < hits[j].Memory.ID
-		})
-		if len(hits) > q.K {
-			hits = hits[:q.K]
-		}
-	}
+	hits := mergeTenants(per, q.K, func(h HybridHit) (float64, string) { return h.Score, h.Memory.ID })
 	return hits, nil
 }
