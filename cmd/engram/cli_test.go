@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,4 +209,38 @@ func TestCLISinceOverflow(t *testing.T) {
 	if out := mustCLI(t, db, "", "search", "memory", "--since", "106751d", "--until", "106750d"); !strings.Contains(out, "no results") {
 		t.Fatalf("--since 106751d --until 106750d: %q", out)
 	}
+}
+
+// TestImportInterrupted: an import whose context ends (Ctrl-C) says that
+// nothing was imported, and nothing was.
+func TestImportInterrupted(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "static")
+	db := filepath.Join(t.TempDir(), "i.db")
+	mustCLI(t, db, "", "add", "already here")
+	// Interrupted once the input is read: after the store opened, before the write.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in := cancelAtEOF{strings.NewReader(`{"text":"one"}` + "\n" + `{"text":"two"}` + "\n"), cancel}
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"--db", db, "import", "-"}, in, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "import interrupted") || !strings.Contains(errb.String(), "nothing imported") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if s := mustCLI(t, db, "", "stats"); !strings.Contains(s, ": 1 memories") {
+		t.Fatalf("after the interrupted import: %s", s)
+	}
+}
+
+// cancelAtEOF is a reader that cancels a context when it is read to the end.
+type cancelAtEOF struct {
+	r      *strings.Reader
+	cancel context.CancelFunc
+}
+
+func (c cancelAtEOF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		c.cancel()
+	}
+	return n, err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,10 @@ func newImport(e *env) *cobra.Command {
 				var bad engram.LineError
 				if err != nil && !skip && errors.As(err, &bad) {
 					return fmt.Errorf("%w; --skip-invalid imports the valid lines", err)
+				}
+				if err != nil && errors.Is(err, context.Canceled) && cmd.Context().Err() != nil {
+					// One write: an interrupted import stored none of it.
+					return fmt.Errorf("import interrupted before its write: nothing imported (%w)", err)
 				}
 				if err != nil {
 					return err
