@@ -144,7 +144,11 @@ func FuzzReader(f *testing.F) {
 		r := NewReader(bytes.NewReader(in), int64(len(in)))
 		for r.Err() == nil && r.Remaining() > 0 {
 			before := r.Remaining()
-			switch before % 5 {
+			switch before % 6 {
+			case 5:
+				if b, reg := r.Mappable(0); int64(len(b)) > before || reg != nil {
+					t.Fatalf("%d bytes from %d (mapped %v)", len(b), before, reg != nil)
+				}
 			case 0:
 				if s := r.Strings(); int64(len(s))*8 > before {
 					t.Fatalf("%d strings from %d bytes", len(s), before)

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"os"
 	"unsafe"
 )
 
@@ -23,8 +24,10 @@ type Reader struct {
 	pos, end int // buf[pos:end] is read from src, not yet consumed
 	err      error
 	crc      uint32
-	left     int64 // bytes before the trailer not yet consumed
-	unhashed int64 // bytes before the trailer not yet read from src
+	left     int64    // bytes before the trailer not yet consumed
+	unhashed int64    // bytes before the trailer not yet read from src
+	payload  int64    // bytes before the trailer
+	file     *os.File // the input, for Mappable (SetFile); nil: copy
 	scratch  [8]byte
 }
 
@@ -34,7 +37,7 @@ const readerBuf = 1 << 20
 // NewReader returns a Reader of size bytes from r: the payload followed by the
 // TrailerSize-byte trailer Finish wrote.
 func NewReader(r io.Reader, size int64) *Reader {
-	rd := &Reader{src: r, buf: make([]byte, readerBuf), left: size - TrailerSize, unhashed: size - TrailerSize}
+	rd := &Reader{src: r, buf: make([]byte, readerBuf), left: size - TrailerSize, unhashed: size - TrailerSize, payload: size - TrailerSize}
 	if rd.left < 0 {
 		rd.err = fmt.Errorf("%w: %d bytes is shorter than the trailer", ErrCorrupt, size)
 	}

@@ -40,7 +40,7 @@ var snapshotReplayFloor = 256
 
 const (
 	snapshotMagic   = "ENGRAMIX"
-	snapshotFormat  = 2          // 2: the bad rows follow the index
+	snapshotFormat  = 3          // 2: the bad rows follow the index; 3: mappable vector matrices
 	snapshotSetting = "snapshot" // settings key: JSON snapshotStamp
 	snapshotSuffix  = ".idx"
 )
@@ -133,6 +133,7 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 		return 0, err
 	}
 	r := binenc.NewReader(f, fi.Size())
+	r.SetFile(f) // the vector matrices are mapped, not read (vector/snapshot.go)
 	h := readHeaderFields(r)
 	if err := r.Err(); err != nil {
 		return 0, fmt.Errorf("header: %w", err)

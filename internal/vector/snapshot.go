@@ -3,17 +3,25 @@ package vector
 // Snapshots: the index written to and read back from a binenc stream, rows in
 // their in-memory order with their int8 screening copies, so loading is a
 // straight read into the final arrays (no second copy of the vectors, no
-// normalising or quantising again).
+// normalising or quantising again). The two matrices are written mappable
+// (binenc.Writer.Mappable): a reader given the file maps them copy-on-write
+// instead of reading them, so they cost no heap and are resident only as far
+// as searches touch them (the int8 codes of every scanned row; the float32
+// rows of the few candidates rescored).
 
 import (
 	"iter"
 	"math"
+	"runtime"
+	"slices"
+	"unsafe"
 
 	"github.com/engram-memory/engram/internal/binenc"
+	"github.com/engram-memory/engram/internal/mmap"
 )
 
 // snapshotVersion changes whenever the layout below does.
-const snapshotVersion = 1
+const snapshotVersion = 2 // 2: mappable matrices
 
 // WriteSnapshot writes the index to w. The caller holds at least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
@@ -22,8 +30,8 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	w.Uint32s(ix.rowDoc)
 	w.Float32s(ix.qscale)
 	w.Float32s(ix.qresid)
-	w.Float32s(ix.data)
-	w.Int8s(ix.codes)
+	w.Mappable(bytesOf(ix.data))
+	w.Mappable(bytesOf(ix.codes))
 }
 
 // ReadSnapshot reads an index written by WriteSnapshot whose document numbers
@@ -50,15 +58,32 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	if r.Err() == nil && uint64(rows)*dim > uint64(r.Remaining()) {
 		r.Corruptf("vector snapshot: %d rows of %d do not fit", rows, dim)
 	}
-	ix.data = r.Float32s()
-	ix.codes = r.Int8s()
+	// Room for as many rows again to be added in place before a slice grows
+	// (and moves onto the heap).
+	room := 2*rows + 1024
+	data, dataMap := r.Mappable(4 * room * ix.dim)
+	codes, codesMap := r.Mappable(room * ix.dim)
+	for _, m := range []*mmap.Region{dataMap, codesMap} {
+		if m != nil {
+			ix.maps = append(ix.maps, m)
+		}
+	}
+	if len(ix.maps) > 0 {
+		// The index's slices alias the mappings: unmap them once nothing
+		// can reach the index (callers copy what they keep: Vector, Code).
+		runtime.AddCleanup(ix, closeAll, ix.maps)
+	}
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
-	if len(ix.data) != rows*ix.dim || len(ix.codes) != rows*ix.dim {
-		r.Corruptf("vector snapshot: %d rows of %d but %d values and %d codes", rows, ix.dim, len(ix.data), len(ix.codes))
+	if len(data)%4 != 0 || len(data)/4 != rows*ix.dim || len(codes) != rows*ix.dim {
+		r.Corruptf("vector snapshot: %d rows of %d but %d bytes of values and %d codes", rows, ix.dim, len(data), len(codes))
 		return nil, r.Err()
 	}
+	if !hostLittleEndian {
+		swap32(data) // a private copy or mapping: the file is untouched
+	}
+	ix.data, ix.codes = float32sOf(data), int8sOf(codes)
 	var top uint32
 	for _, d := range ix.rowDoc {
 		if int64(d) >= math.MaxInt32 || int64(d) >= int64(docs) {
@@ -87,4 +112,66 @@ func (ix *Index) Docs() iter.Seq[uint32] {
 			}
 		}
 	}
+}
+
+// closeAll unmaps an unreachable index's mappings.
+func closeAll(maps []*mmap.Region) {
+	for _, m := range maps {
+		_ = m.Close()
+	}
+}
+
+// Mapped reports how many bytes of the index's matrices are mapped from its
+// snapshot rather than held on the heap.
+func (ix *Index) Mapped() int64 {
+	var n int64
+	for _, m := range ix.maps {
+		n += int64(cap(m.Bytes()))
+	}
+	return n
+}
+
+// bytesOf views a slice's elements as the little-endian bytes the snapshot
+// holds: the slice's own memory on a little-endian host, a swapped copy on a
+// big-endian one.
+func bytesOf[T float32 | int8](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+	if !hostLittleEndian && unsafe.Sizeof(s[0]) == 4 {
+		b = slices.Clone(b)
+		swap32(b)
+	}
+	return b
+}
+
+// hostLittleEndian reports the host's byte order.
+var hostLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// swap32 reverses the bytes of each 4-byte word of b.
+func swap32(b []byte) {
+	for i := 0; i+4 <= len(b); i += 4 {
+		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
+	}
+}
+
+// float32sOf views bytes (of a length and address divisible by 4, as mapped
+// or allocated) as float32s, keeping the capacity.
+func float32sOf(b []byte) []float32 {
+	if cap(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)/4)[:len(b)/4]
+}
+
+// int8sOf views bytes as int8s, keeping the capacity.
+func int8sOf(b []byte) []int8 {
+	if cap(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), cap(b))[:len(b)]
 }

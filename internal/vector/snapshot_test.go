@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -31,53 +34,119 @@ func readBytes(b []byte) (*Index, error) {
 	return ix, r.Verify()
 }
 
-// TestSnapshotRoundTrip checks a loaded index against the original and the
-// brute-force reference, before and after further changes to both.
-func TestSnapshotRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewSource(21))
-	const dim = 24
-	orig, live := fixture(t, r, 500, dim, 0.2)
-	got, err := readBytes(snapshotBytes(t, orig))
+// readFile writes b to a file and reads it back as the mirror does, with the
+// file given to the reader so the matrices may be mapped.
+func readFile(tb testing.TB, b []byte) (*Index, error) {
+	path := filepath.Join(tb.TempDir(), "snap")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	if got.Len() != orig.Len() || got.Dim() != dim || !slices.Equal(slices.Collect(got.Docs()), slices.Collect(orig.Docs())) {
-		t.Fatalf("loaded %d×%d, want %d×%d", got.Len(), got.Dim(), orig.Len(), dim)
+	defer f.Close()
+	r := binenc.NewReader(f, int64(len(b)))
+	r.SetFile(f)
+	ix, err := ReadSnapshot(r, 1<<20)
+	if err != nil {
+		return nil, err
 	}
-	allow := &docset.Set{}
-	for d := uint32(0); d < 1000; d += 2 {
-		allow.Add(d)
+	if err := r.Verify(); err != nil {
+		return nil, err
 	}
-	check := func(stage string) {
-		t.Helper()
-		for i := range 100 {
-			q := randVec(r, dim)
-			set := []*docset.Set{nil, allow}[i%2]
-			a, b := got.Search(q, set, 10), orig.Search(q, set, 10)
-			if !slices.Equal(a, b) {
-				t.Fatalf("%s: loaded %v, original %v", stage, a, b)
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, b) {
+		tb.Fatal("reading changed the file")
+	}
+	return ix, nil
+}
+
+// TestSnapshotRoundTrip checks a loaded index against the original and the
+// brute-force reference, before and after further changes to both: read into
+// memory, and mapped from a file (matrices of a MiB or more), where changes
+// write to private copies of the file's pages and additions go first into
+// the mapping's spare room, then past it onto the heap.
+func TestSnapshotRoundTrip(t *testing.T) {
+	cases := []struct {
+		name     string
+		n, dim   int
+		file     bool
+		grow     int // rows added after the changes
+		wantMaps bool
+	}{
+		{"in memory", 500, 24, false, 0, false},
+		{"small, from a file", 500, 24, true, 0, false},
+		{"mapped", 4500, 256, true, 12000, runtime.GOOS == "linux"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewSource(21))
+			dim := c.dim
+			orig, live := fixture(t, r, c.n, dim, 0.2)
+			snap := snapshotBytes(t, orig)
+			var got *Index
+			var err error
+			if c.file {
+				got, err = readFile(t, snap)
+			} else {
+				got, err = readBytes(snap)
 			}
-			if want := bruteForce(live, q, set, 10); !sameHits(a, want) {
-				t.Fatalf("%s: loaded %v, brute force %v", stage, a, want)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if mapped := got.Mapped() > 0; mapped != c.wantMaps {
+				t.Fatalf("mapped %d bytes, want mapping %t", got.Mapped(), c.wantMaps)
+			}
+			if got.Len() != orig.Len() || got.Dim() != dim || !slices.Equal(slices.Collect(got.Docs()), slices.Collect(orig.Docs())) {
+				t.Fatalf("loaded %d×%d, want %d×%d", got.Len(), got.Dim(), orig.Len(), dim)
+			}
+			allow := &docset.Set{}
+			for d := uint32(0); d < uint32(2*c.n); d += 2 {
+				allow.Add(d)
+			}
+			check := func(stage string) {
+				t.Helper()
+				for i := range 100 {
+					q := randVec(r, dim)
+					set := []*docset.Set{nil, allow}[i%2]
+					a, b := got.Search(q, set, 10), orig.Search(q, set, 10)
+					if !slices.Equal(a, b) {
+						t.Fatalf("%s: loaded %v, original %v", stage, a, b)
+					}
+					if want := bruteForce(live, q, set, 10); !sameHits(a, want) {
+						t.Fatalf("%s: loaded %v, brute force %v", stage, a, want)
+					}
+				}
+			}
+			check("after load")
+			for range 200 {
+				d := uint32(r.Intn(2 * c.n))
+				if r.Intn(2) == 0 {
+					orig.Remove(d)
+					got.Remove(d)
+					delete(live, d)
+					continue
+				}
+				v := randVec(r, dim)
+				if orig.Set(d, v) != nil || got.Set(d, v) != nil {
+					t.Fatal("set failed")
+				}
+				live[d] = v
+			}
+			check("after changes")
+			for i := range c.grow {
+				d := uint32(2*c.n + 1 + i)
+				v := randVec(r, dim)
+				if orig.Set(d, v) != nil || got.Set(d, v) != nil {
+					t.Fatal("set failed")
+				}
+				live[d] = v
+			}
+			if c.grow > 0 {
+				check("after growing")
+			}
+		})
 	}
-	check("after load")
-	for range 200 {
-		d := uint32(r.Intn(1000))
-		if r.Intn(2) == 0 {
-			orig.Remove(d)
-			got.Remove(d)
-			delete(live, d)
-			continue
-		}
-		v := randVec(r, dim)
-		if orig.Set(d, v) != nil || got.Set(d, v) != nil {
-			t.Fatal("set failed")
-		}
-		live[d] = v
-	}
-	check("after changes")
 }
 
 // sameHits compares hit lists by document, with cosines equal to rounding.

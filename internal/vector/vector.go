@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/engram-memory/engram/internal/mmap"
 )
 
 // ErrDim is returned by Set when a vector's length differs from the index's dimension.
@@ -45,6 +47,10 @@ type Index struct {
 	codes  []int8
 	qscale []float32
 	qresid []float32
+
+	// maps are the snapshot mappings data and codes alias, if they were
+	// loaded mapped (snapshot.go).
+	maps []*mmap.Region
 }
 
 // New returns an empty index for vectors of dim components. A dim below 1 is
@@ -128,7 +134,9 @@ func (ix *Index) Has(doc uint32) bool {
 }
 
 // Vector returns doc's stored unit vector, or nil if it has none. The slice
-// aliases the index: read it only, and only until the next Set or Remove.
+// aliases the index: read it only, and only until the next Set or Remove and
+// while the index is reachable (a snapshot's mapped rows are unmapped once
+// it is not); copy what you keep.
 func (ix *Index) Vector(doc uint32) []float32 {
 	r, ok := ix.row(doc)
 	if !ok {

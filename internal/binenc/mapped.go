@@ -1,0 +1,134 @@
+package binenc
+
+// Large arrays laid out so that a reader can map them from the file instead
+// of copying them: Writer.Mappable writes the length, then zero padding up to
+// a multiple of MapAlign from the start of the stream, then the bytes.
+// Reader.Mappable checks and skips the padding, checksums the bytes as it
+// does all input, and, when it was given the file (SetFile) and the bytes sit
+// on a page boundary, returns a private copy-on-write mapping of them
+// (internal/mmap) instead of a heap copy.
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"github.com/engram-memory/engram/internal/mmap"
+)
+
+const (
+	// MapAlign is the file alignment of a mappable array: 64 KiB, a multiple
+	// of every common page size (4, 16 and 64 KiB).
+	MapAlign = 64 << 10
+	// MapMin is the least array size that is aligned (and so may be mapped);
+	// smaller ones are written and read like any other bytes.
+	MapMin = 1 << 20
+)
+
+// Mappable writes p as a length, a padding length with that many zero bytes,
+// and the bytes, padded so that they start at a multiple of MapAlign when p
+// is at least MapMin bytes long. The stream must start at a file's first byte
+// for a reader to map it.
+func (w *Writer) Mappable(p []byte) {
+	w.length(len(p))
+	pad := 0
+	if len(p) >= MapMin {
+		pad = int((MapAlign - (w.n+4)%MapAlign) % MapAlign)
+	}
+	w.Uint32(uint32(pad))
+	var zero [4096]byte
+	for pad > 0 {
+		n := min(pad, len(zero))
+		w.raw(zero[:n])
+		pad -= n
+	}
+	w.raw(p)
+}
+
+// SetFile lets Mappable map arrays from f, the file the Reader reads from its
+// first byte.
+func (r *Reader) SetFile(f *os.File) { r.file = f }
+
+// offset is the position of the next payload byte in the stream.
+func (r *Reader) offset() int64 { return r.payload - r.left }
+
+// Mappable reads what Writer.Mappable wrote. A mapping has room for capacity
+// bytes in all (to append in place, committed only as written); bytes read
+// into memory get exactly their length. It returns the
+// mapping when it mapped the bytes (the caller owns it and closes it once
+// nothing uses the bytes), or nil when it read them into memory. An empty
+// array reads as nil, nil.
+func (r *Reader) Mappable(capacity int) ([]byte, *mmap.Region) {
+	n := r.Count(1)
+	pad := r.Uint32()
+	if r.err != nil {
+		return nil, nil
+	}
+	if pad >= MapAlign || int64(pad) > r.left {
+		r.Corruptf("padding of %d bytes", pad)
+		return nil, nil
+	}
+	var zero [4096]byte
+	for left := int(pad); left > 0; {
+		k := min(left, len(zero))
+		if !r.raw(zero[:k]) {
+			return nil, nil
+		}
+		for _, b := range zero[:k] {
+			if b != 0 {
+				r.Corruptf("padding holds data")
+				return nil, nil
+			}
+		}
+		left -= k
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if int64(n) > r.left {
+		r.Corruptf("needs %d bytes, %d left", n, r.left)
+		return nil, nil
+	}
+	capacity = max(capacity, n)
+	if off := r.offset(); r.file != nil && n >= MapMin && off%int64(os.Getpagesize()) == 0 {
+		// A mapping that fails (unsupported here, or no address space left)
+		// leaves the bytes to be read into memory.
+		if reg, err := mmap.Map(r.file, off, n, capacity); err == nil {
+			// Checksummed like the rest, though not copied: Verify covers them.
+			if !r.skip(n) {
+				reg.Close()
+				return nil, nil
+			}
+			return reg.Bytes(), reg
+		}
+	}
+	b := make([]byte, n)
+	if !r.raw(b) {
+		return nil, nil
+	}
+	return b, nil
+}
+
+// skip consumes n payload bytes, checksummed, without keeping them.
+func (r *Reader) skip(n int) bool {
+	for n > 0 {
+		if r.pos == r.end {
+			r.pos, r.end = 0, 0
+			m, err := io.ReadAtLeast(r.src, r.buf, 1)
+			r.arrived(r.buf[:m])
+			r.end = m
+			if m == 0 {
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				r.err = errors.Join(ErrCorrupt, err)
+				return false
+			}
+		}
+		k := min(n, r.end-r.pos)
+		r.pos += k
+		r.left -= int64(k)
+		n -= k
+	}
+	return true
+}

@@ -1,0 +1,141 @@
+package binenc
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// mappableStream writes a small value, then each array with Mappable, then a
+// closing value.
+func mappableStream(t testing.TB, arrays ...[]byte) []byte {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.String("head")
+	for _, a := range arrays {
+		w.Mappable(a)
+	}
+	w.Uint32(99)
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) ^ seed
+	}
+	return b
+}
+
+func TestMappable(t *testing.T) {
+	small, large, larger := pattern(1000, 1), pattern(MapMin, 2), pattern(MapMin+12345, 3)
+	data := mappableStream(t, small, nil, large, larger)
+	path := filepath.Join(t.TempDir(), "s")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, withFile := range []bool{false, true} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := NewReader(f, int64(len(data)))
+		if withFile {
+			r.SetFile(f)
+		}
+		if r.String() != "head" {
+			t.Fatal("head")
+		}
+		var regions int
+		for i, want := range [][]byte{small, nil, large, larger} {
+			got, reg := r.Mappable(len(want) + 100)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("file %v, array %d: bytes differ", withFile, i)
+			}
+			if reg != nil && cap(got) < len(want)+100 {
+				t.Errorf("file %v, array %d: capacity %d, asked for %d", withFile, i, cap(got), len(want)+100)
+			}
+			if reg != nil {
+				regions++
+				// Copy-on-write: writing and appending never reach the file.
+				got[0] ^= 0xff
+				got = append(got, 1, 2, 3)
+				if got[len(want)] != 1 {
+					t.Fatal("append to a mapping")
+				}
+				if err := reg.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if r.Uint32() != 99 {
+			t.Fatal("tail")
+		}
+		if err := r.Verify(); err != nil {
+			t.Fatalf("file %v: %v", withFile, err)
+		}
+		f.Close()
+		wantRegions := 0
+		if withFile && runtime.GOOS == "linux" {
+			wantRegions = 2 // the two arrays of at least MapMin bytes
+		}
+		if regions != wantRegions {
+			t.Errorf("file %v: %d arrays mapped, want %d", withFile, regions, wantRegions)
+		}
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, data) {
+		t.Fatal("writing to a mapping changed the file")
+	}
+}
+
+func TestMappableCorrupt(t *testing.T) {
+	large := pattern(MapMin, 4)
+	good := mappableStream(t, large)
+	path := filepath.Join(t.TempDir(), "s")
+	read := func(data []byte) error {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r := NewReader(f, int64(len(data)))
+		r.SetFile(f)
+		_ = r.String()
+		if _, reg := r.Mappable(0); reg != nil {
+			defer reg.Close()
+		}
+		r.Uint32()
+		return r.Verify()
+	}
+	if err := read(good); err != nil {
+		t.Fatal(err)
+	}
+	padAt := 8 + 4 + 8 // head string, then the array's length, then its padding length
+	mapped := len(good) - 4 - 4 - MapMin
+	cases := []struct {
+		name string
+		edit func([]byte) []byte
+	}{
+		{"padding holds data", func(b []byte) []byte { b[padAt+4] = 1; return b }},
+		{"padding too long", func(b []byte) []byte { b[padAt+2] = 0xff; return b }},
+		{"a mapped byte flipped", func(b []byte) []byte { b[mapped+10] ^= 1; return b }},
+		{"cut inside the array", func(b []byte) []byte { return b[:mapped+100] }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := read(c.edit(bytes.Clone(good)))
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("got %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,45 @@
+package mmap
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Map maps length bytes of f from offset off, which must be a multiple of the
+// page size, followed by zeroed memory up to capacity bytes in all (at least
+// length). The bytes from off to off+length must lie inside the file. The
+// mapping outlives f: the caller may close the file afterwards.
+func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
+	page := os.Getpagesize()
+	switch {
+	case off < 0 || off%int64(page) != 0:
+		return nil, fmt.Errorf("mmap: offset %d is not a multiple of the page size %d", off, page)
+	case length < 0 || capacity < length:
+		return nil, fmt.Errorf("mmap: length %d, capacity %d", length, capacity)
+	}
+	total := roundUp(max(capacity, 1), page)
+	// One anonymous reservation for the whole capacity, then the file's pages
+	// over its start: appends past the file land in the zeroed rest.
+	base, err := unix.MmapPtr(-1, 0, nil, uintptr(total), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, fmt.Errorf("mmap: reserve %d bytes: %w", total, err)
+	}
+	all := unsafe.Slice((*byte)(base), total)
+	if length > 0 {
+		if _, err := unix.MmapPtr(int(f.Fd()), off, base, uintptr(roundUp(length, page)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_FIXED); err != nil {
+			_ = unix.MunmapPtr(base, uintptr(total))
+			return nil, fmt.Errorf("mmap: map %d bytes of %s at %d: %w", length, f.Name(), off, err)
+		}
+	}
+	return &Region{b: all[:length:capacity], base: all}, nil
+}
+
+func unmap(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return unix.MunmapPtr(unsafe.Pointer(&b[0]), uintptr(len(b)))
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package mmap
+
+import "os"
+
+// Map returns ErrUnsupported: this package maps on Linux only.
+func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
+	return nil, ErrUnsupported
+}
+
+func unmap([]byte) error { return nil }

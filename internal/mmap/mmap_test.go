@@ -1,0 +1,90 @@
+package mmap
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func TestMap(t *testing.T) {
+	page := os.Getpagesize()
+	data := make([]byte, 3*page+100)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cases := []struct {
+		name                   string
+		off                    int64
+		length, capacity       int
+		wantErr, unsupportedOK bool
+	}{
+		{"whole file", 0, len(data), len(data), false, true},
+		{"from the second page, room to grow", int64(page), 2*page + 100, 10 * page, false, true},
+		{"a part of a page", int64(page), 10, 10, false, true},
+		{"nothing, only room", 0, 0, page, false, true},
+		{"unaligned offset", 1, 10, 10, true, false},
+		{"capacity below length", 0, 10, 5, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Map(f, c.off, c.length, c.capacity)
+			if errors.Is(err, ErrUnsupported) && runtime.GOOS != "linux" && c.unsupportedOK {
+				t.Skip(err)
+			}
+			if c.wantErr {
+				if err == nil {
+					r.Close()
+					t.Fatal("no error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := r.Bytes()
+			if !bytes.Equal(b, data[c.off:c.off+int64(c.length)]) {
+				t.Fatal("bytes differ from the file")
+			}
+			if cap(b) != c.capacity {
+				t.Fatalf("capacity %d, want %d", cap(b), c.capacity)
+			}
+			// Past the file's bytes the region is zero, and writable.
+			grown := b[:cap(b)]
+			for i := c.length; i < len(grown); i++ {
+				if i >= c.length+page { // the rest of the last file page shows the file
+					if grown[i] != 0 {
+						t.Fatalf("byte %d past the file is %d", i, grown[i])
+					}
+				}
+				grown[i] = 7
+			}
+			if len(b) > 0 {
+				b[0] ^= 0xff
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal("second close:", err)
+			}
+			if r.Bytes() != nil {
+				t.Fatal("bytes after close")
+			}
+		})
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, data) {
+		t.Fatal("writes through a mapping reached the file")
+	}
+}
