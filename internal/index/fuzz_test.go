@@ -100,10 +100,11 @@ func vectorSectionStart(tb testing.TB, ix *Index) int {
 	w.Bool(o.Stopwords)
 	w.Uint64(uint64(len(ix.docs)))
 	w.Uint32s(ix.free)
+	var c memoryCodec
 	for _, m := range ix.docs {
 		w.Bool(m != nil)
 		if m != nil {
-			writeMemory(w, m)
+			c.write(w, m)
 		}
 	}
 	ix.bm.WriteSnapshot(w)

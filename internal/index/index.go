@@ -46,6 +46,12 @@ type Index struct {
 
 	// Filter postings: "key=value" for scope, and exact values for the rest.
 	scope, types, scenes, sources, tags map[string]*docset.Set
+
+	// Interned: the memories of one scope share one Scope map, and those
+	// embedded by one model one Embedding (model and dimension), instead of
+	// a copy each (intern.go).
+	scopes map[string]map[string]string
+	embeds map[embedKey]*memory.Embedding
 }
 
 // New returns an empty index.
@@ -62,6 +68,8 @@ func New(tok *tokenize.Tokenizer, p bm25.Params) *Index {
 		scenes:   map[string]*docset.Set{},
 		sources:  map[string]*docset.Set{},
 		tags:     map[string]*docset.Set{},
+		scopes:   map[string]map[string]string{},
+		embeds:   map[embedKey]*memory.Embedding{},
 	}
 }
 
@@ -134,8 +142,9 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 		if vi.Dim() == e.Dim && vi.SetRow(doc, a.row) == nil {
 			ix.graphAdd(e.Model, vi, doc)
 		}
-		m.Embedding = &memory.Embedding{Model: e.Model, Dim: e.Dim}
+		m.Embedding = ix.embeddingOf(e.Model, e.Dim)
 	}
+	m.Scope = ix.internScope(m.Scope)
 	post(ix.types, m.Type, doc)
 	post(ix.scenes, m.Scene, doc)
 	post(ix.sources, m.Source, doc)

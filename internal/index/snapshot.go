@@ -10,6 +10,7 @@ package index
 import (
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/engram-memory/engram/internal/ann"
 	"github.com/engram-memory/engram/internal/binenc"
@@ -21,7 +22,8 @@ import (
 
 // snapshotVersion changes whenever the layout below (or a nested one) does.
 // 2: each model's vectors are followed by its ANN graph, if it has one.
-const snapshotVersion = 2
+// 3: a memory's strings in one array (memoryCodec).
+const snapshotVersion = 3
 
 // Memory flags: which optional fields are set.
 const (
@@ -42,10 +44,11 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	w.Bool(o.Stopwords)
 	w.Uint64(uint64(len(ix.docs)))
 	w.Uint32s(ix.free)
+	var c memoryCodec
 	for _, m := range ix.docs {
 		w.Bool(m != nil)
 		if m != nil {
-			writeMemory(w, m)
+			c.write(w, m)
 		}
 	}
 	ix.bm.WriteSnapshot(w)
@@ -84,6 +87,7 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params, ao A
 	ix.free = r.Uint32s()
 	ix.docs = make([]*memory.Memory, n)
 	ix.created = make([]int64, n)
+	var c memoryCodec
 	for doc := range ix.docs {
 		if r.Err() != nil {
 			return nil, r.Err()
@@ -91,7 +95,7 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params, ao A
 		if !r.Bool() {
 			continue
 		}
-		m := readMemory(r)
+		m := c.read(r, ix)
 		if r.Err() != nil {
 			return nil, r.Err()
 		}
@@ -196,7 +200,26 @@ func (ix *Index) docAt(doc uint32) *memory.Memory {
 	return ix.docs[doc]
 }
 
-func writeMemory(w *binenc.Writer, m *memory.Memory) {
+// A memory is written as its flags, the lengths of its strings, all its
+// strings in one byte array (the eight text fields, the scope's keys and
+// values, the tags, the embedding's model), then its other fields: a reader
+// makes one allocation for all its text, and finds the scope and embedding
+// it shares with other memories (interned, index.go) without allocating.
+const memoryStrings = 8 // ID … ContentHash
+
+// memoryCodec holds an encoder's or decoder's scratch space.
+type memoryCodec struct {
+	lens []uint32
+	blob []byte
+	key  []byte
+}
+
+func (c *memoryCodec) add(s string) {
+	c.lens = append(c.lens, uint32(len(s)))
+	c.blob = append(c.blob, s...)
+}
+
+func (c *memoryCodec) write(w *binenc.Writer, m *memory.Memory) {
 	var flags uint32
 	if m.Favorite {
 		flags |= flagFavorite
@@ -220,26 +243,30 @@ func writeMemory(w *binenc.Writer, m *memory.Memory) {
 		}
 	}
 	w.Uint32(flags)
-	w.String(m.ID)
-	w.String(m.Name)
-	w.String(m.Description)
-	w.String(m.Text)
-	w.String(m.Type)
-	w.String(m.Scene)
-	w.String(m.Source)
-	w.String(m.ContentHash)
-	w.Bytes(m.Metadata)
+	c.lens, c.blob = c.lens[:0], c.blob[:0]
+	for _, f := range []string{m.ID, m.Name, m.Description, m.Text, m.Type, m.Scene, m.Source, m.ContentHash} {
+		c.add(f)
+	}
 	keys := make([]string, 0, len(m.Scope))
 	for k := range m.Scope {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	w.Uint64(uint64(len(keys)))
 	for _, k := range keys {
-		w.String(k)
-		w.String(m.Scope[k])
+		c.add(k)
+		c.add(m.Scope[k])
 	}
-	w.Strings(m.Tags)
+	for _, t := range m.Tags {
+		c.add(t)
+	}
+	if e := m.Embedding; e != nil {
+		c.add(e.Model)
+	}
+	w.Uint32(uint32(len(keys)))
+	w.Uint32(uint32(len(m.Tags)))
+	w.Uint32s(c.lens)
+	w.Bytes(c.blob)
+	w.Bytes(m.Metadata)
 	writeTime(w, m.CreatedAt)
 	writeTime(w, m.UpdatedAt)
 	w.Int64(m.Uses)
@@ -248,7 +275,6 @@ func writeMemory(w *binenc.Writer, m *memory.Memory) {
 		writeTime(w, *m.DemandAt)
 	}
 	if e := m.Embedding; e != nil {
-		w.String(e.Model)
 		w.Uint64(uint64(e.Dim))
 		if e.Vector != nil {
 			w.Float32s(e.Vector)
@@ -256,29 +282,67 @@ func writeMemory(w *binenc.Writer, m *memory.Memory) {
 	}
 }
 
-func readMemory(r *binenc.Reader) *memory.Memory {
+// read decodes a memory, sharing scopes and embedding descriptions through ix.
+func (c *memoryCodec) read(r *binenc.Reader, ix *Index) *memory.Memory {
 	flags := r.Uint32()
 	if r.Err() == nil && flags >= flagVector<<1 {
 		r.Corruptf("memory flags %#x", flags)
 	}
+	nscope, ntags := int(r.Uint32()), int(r.Uint32())
+	lens := r.Uint32s()
+	blob := r.Bytes()
+	if r.Err() != nil {
+		return nil
+	}
+	want := memoryStrings + 2*nscope + ntags
+	if flags&flagEmbedding != 0 {
+		want++
+	}
+	var total uint64
+	for _, n := range lens {
+		total += uint64(n)
+	}
+	if nscope > len(lens) || ntags > len(lens) || len(lens) != want || total != uint64(len(blob)) {
+		r.Corruptf("memory with %d strings of %d bytes, want %d strings of %d bytes", len(lens), total, want, len(blob))
+		return nil
+	}
+	next := func() string {
+		n := int(lens[0])
+		lens = lens[1:]
+		s := unsafe.String(unsafe.SliceData(blob), n)
+		blob = blob[n:]
+		return s
+	}
 	m := &memory.Memory{
-		ID: r.String(), Name: r.String(), Description: r.String(), Text: r.String(),
-		Type: r.String(), Scene: r.String(), Source: r.String(), ContentHash: r.String(),
+		ID: next(), Name: next(), Description: next(), Text: next(),
+		Type: next(), Scene: next(), Source: next(), ContentHash: next(),
+	}
+	if flags&flagScope != 0 {
+		c.key = c.key[:0]
+		pairs := make([]string, 2*nscope)
+		for i := range pairs {
+			pairs[i] = next()
+		}
+		m.Scope = ix.scopeOf(pairs, &c.key)
+	} else if nscope != 0 {
+		r.Corruptf("memory %s: scope entries without a scope", m.ID)
+		return nil
+	}
+	if flags&flagTags != 0 {
+		m.Tags = make([]string, ntags)
+		for i := range m.Tags {
+			m.Tags[i] = next()
+		}
+	} else if ntags != 0 {
+		r.Corruptf("memory %s: tags without tags", m.ID)
+		return nil
+	}
+	var model string
+	if flags&flagEmbedding != 0 {
+		model = next()
 	}
 	if meta := r.Bytes(); flags&flagMetadata != 0 {
 		m.Metadata = nonNil(meta)
-	}
-	if n := r.Count(16); flags&flagScope != 0 {
-		m.Scope = make(map[string]string, n)
-		for range n {
-			k := r.String()
-			m.Scope[k] = r.String()
-		}
-	} else if n != 0 {
-		r.Corruptf("memory %s: scope entries without a scope", m.ID)
-	}
-	if tags := r.Strings(); flags&flagTags != 0 {
-		m.Tags = nonNil(tags)
 	}
 	m.Favorite = flags&flagFavorite != 0
 	m.CreatedAt = readTime(r)
@@ -290,16 +354,15 @@ func readMemory(r *binenc.Reader) *memory.Memory {
 		m.DemandAt = &t
 	}
 	if flags&flagEmbedding != 0 {
-		e := &memory.Embedding{Model: r.String()}
 		dim := r.Uint64()
 		if dim > 1<<20 {
 			r.Corruptf("memory %s: embedding dimension %d", m.ID, dim)
 		}
-		e.Dim = int(dim)
 		if flags&flagVector != 0 {
-			e.Vector = nonNil(r.Float32s())
+			m.Embedding = &memory.Embedding{Model: model, Dim: int(dim), Vector: nonNil(r.Float32s())}
+		} else {
+			m.Embedding = ix.embeddingOf(model, int(dim))
 		}
-		m.Embedding = e
 	}
 	return m
 }
