@@ -414,3 +414,8 @@ func (b *Backend) IndexLoaded() bool { return b.mi.Loaded() }
 // RowsRead is how many rows of memories this backend has read from the file
 // since Open: a diagnostic for tests and benchmarks that bound reads.
 func (b *Backend) RowsRead() int64 { return b.st.RowsRead() }
+
+// Footprint estimates the memory of the store's loaded index by component,
+// for reports (engram bench): it reads every memory under the index's read
+// lock.
+func (b *Backend) Footprint() index.Footprint { return b.mi.Footprint() }

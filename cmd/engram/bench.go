@@ -18,6 +18,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/backend/sqlite"
+	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/synth"
 	"github.com/engram-memory/engram/memory"
 )
@@ -246,7 +247,16 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	if err := b.search(ctx, db, n, res); err != nil {
 		return nil, err
 	}
-	res.RSSBytes, res.HWMBytes = procMemory()
+	ps := procMemory()
+	res.RSSBytes, res.HWMBytes, res.RSSAnonBytes, res.RSSFileBytes = ps.RSS, ps.HWM, ps.Anon, ps.File
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.HeapBytes = int64(ms.HeapAlloc)
+	if fp, ok := db.Backend().(interface{ Footprint() index.Footprint }); ok {
+		f := fp.Footprint()
+		res.Footprint = &f
+	}
 	if st, err := os.Stat(engram.SnapshotPath(path)); err == nil {
 		res.SnapshotBytes = st.Size()
 	}
@@ -362,7 +372,7 @@ func (b *bencher) ingest(ctx context.Context, path string, n int, res *benchSize
 		}
 		step(len(batch))
 	}
-	res.RSSAfterIngestBytes, _ = procMemory()
+	res.RSSAfterIngestBytes = procMemory().RSS
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("close after ingest: %w", err)
 	}
@@ -437,17 +447,23 @@ func removeStore(path string) {
 	}
 }
 
-// procMemory reads the resident set size and its peak (VmRSS, VmHWM) from
-// /proc/self/status; zeros where that file does not exist.
-func procMemory() (rss, hwm int64) {
+// procStatus is the process's memory as /proc/self/status gives it.
+type procStatus struct {
+	RSS, HWM   int64 // VmRSS, VmHWM
+	Anon, File int64 // RssAnon, RssFile: the process's own pages, and file pages it maps
+}
+
+// procMemory reads /proc/self/status; zeros where that file does not exist.
+func procMemory() procStatus {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0, 0
+		return procStatus{}
 	}
 	return parseProcStatus(string(data))
 }
 
-func parseProcStatus(s string) (rss, hwm int64) {
+func parseProcStatus(s string) procStatus {
+	var p procStatus
 	for _, line := range strings.Split(s, "\n") {
 		key, val, ok := strings.Cut(line, ":")
 		if !ok {
@@ -463,10 +479,14 @@ func parseProcStatus(s string) (rss, hwm int64) {
 		}
 		switch key {
 		case "VmRSS":
-			rss = kb * 1024
+			p.RSS = kb * 1024
 		case "VmHWM":
-			hwm = kb * 1024
+			p.HWM = kb * 1024
+		case "RssAnon":
+			p.Anon = kb * 1024
+		case "RssFile":
+			p.File = kb * 1024
 		}
 	}
-	return rss, hwm
+	return p
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram/internal/golden"
+	"github.com/engram-memory/engram/internal/index"
 )
 
 func TestBenchCommand(t *testing.T) {
@@ -127,9 +128,9 @@ func TestParseSizes(t *testing.T) {
 }
 
 func TestParseProcStatus(t *testing.T) {
-	rss, hwm := parseProcStatus("Name:\tengram\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t4\n")
-	if rss != 100<<20 || hwm != 200<<20 {
-		t.Errorf("rss %d hwm %d", rss, hwm)
+	got := parseProcStatus("Name:\tengram\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nRssAnon:\t   81920 kB\nRssFile:\t   20480 kB\nThreads:\t4\n")
+	if want := (procStatus{RSS: 100 << 20, HWM: 200 << 20, Anon: 80 << 20, File: 20 << 20}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
 
@@ -141,6 +142,8 @@ func TestBenchTableGolden(t *testing.T) {
 			Memories: 100_000, IngestSeconds: 20.5, IngestPerSec: 4878.05, FileBytes: 420 << 20,
 			LoadSeconds: 9.25, OpenSeconds: 9.3, SnapshotOpenSeconds: 0.41, SnapshotBytes: 380 << 20,
 			RSSAfterIngestBytes: 1500 << 20, RSSBytes: 1400 << 20, HWMBytes: 1600 << 20,
+			RSSAnonBytes: 1000 << 20, RSSFileBytes: 400 << 20, HeapBytes: 500 << 20,
+			Footprint: &index.Footprint{Memories: 90 << 20, Lookup: 20 << 20, BM25: 80 << 20, Vectors: 2 << 20, VectorsMapped: 250 << 20, Graphs: 27 << 20},
 			Recall: []benchRecall{
 				{Share: 1, Recall: 0.987, WallMS: percentile3{0.8, 1.1, 1.4}, ExactWallMS: percentile3{3.1, 3.9, 4.4}},
 				{Share: 0.1, Recall: 0.9934, WallMS: percentile3{1.2, 1.6, 2}, ExactWallMS: percentile3{2.6, 3, 3.3}},

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/index"
 )
 
 // benchReport is what engram bench measured.
@@ -47,6 +48,15 @@ type benchSize struct {
 	RSSAfterIngestBytes int64 `json:"rss_after_ingest_bytes"`
 	RSSBytes            int64 `json:"rss_bytes"`
 	HWMBytes            int64 `json:"hwm_bytes"`
+	// RSSAnonBytes and RSSFileBytes split RSSBytes into the process's own
+	// pages and the file pages it maps (the snapshot's vector matrices, as
+	// far as searches touched them: page cache the kernel may reclaim).
+	RSSAnonBytes int64 `json:"rss_anon_bytes"`
+	RSSFileBytes int64 `json:"rss_file_bytes"`
+	// HeapBytes is the Go heap in use after a collection (live data), and
+	// Footprint the index's own estimate of its memory by component.
+	HeapBytes int64            `json:"heap_bytes"`
+	Footprint *index.Footprint `json:"footprint,omitempty"`
 	// SnapshotBytes is the index snapshot's size (0 when none was written).
 	SnapshotBytes int64         `json:"snapshot_bytes"`
 	Search        []benchMode   `json:"search"`
@@ -165,6 +175,19 @@ func (r *benchReport) writeTable(w io.Writer) error {
 			ms3(hp.P50), ms3(hp.P99), fmt.Sprintf("%.2f", open)}
 		for _, rr := range s.Recall {
 			row = append(row, fmt.Sprintf("%.4f", rr.Recall))
+		}
+		rows = append(rows, row)
+	}
+	alignRows(&b, rows)
+	b.WriteString("\nmemory per memory, KB: resident (own pages, mapped file pages), Go heap live, and the index's estimate by component\n")
+	rows = [][]string{{"memories", "RSS", "anon", "file", "heap", "memories", "lookup", "bm25", "vectors", "vectors mapped", "graph"}}
+	for _, s := range r.Sizes {
+		per := func(b int64) string { return fmt.Sprintf("%.2f", float64(b)/1024/float64(max(s.Memories, 1))) }
+		row := []string{humanCount(s.Memories), per(s.RSSBytes), per(s.RSSAnonBytes), per(s.RSSFileBytes), per(s.HeapBytes)}
+		if f := s.Footprint; f != nil {
+			row = append(row, per(f.Memories), per(f.Lookup), per(f.BM25), per(f.Vectors), per(f.VectorsMapped), per(f.Graphs))
+		} else {
+			row = append(row, "-", "-", "-", "-", "-", "-")
 		}
 		rows = append(rows, row)
 	}

@@ -80,3 +80,6 @@ func (s *Set) ForEach(fn func(doc uint32) bool) {
 		}
 	}
 }
+
+// Bytes is the set's memory: its words' capacity.
+func (s *Set) Bytes() int64 { return 24 + 8*int64(cap(s.words)) }

@@ -8,6 +8,7 @@ package index
 // is checked for consistency before it is used.
 
 import (
+	"fmt"
 	"slices"
 	"time"
 	"unsafe"
@@ -99,39 +100,30 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params, ao A
 		if r.Err() != nil {
 			return nil, r.Err()
 		}
-		key := m.Key()
-		if _, dup := ix.byKey[key]; dup || m.ID == "" {
-			r.Corruptf("index snapshot: bad or repeated memory %q in scope %s", m.ID, memory.ScopeJSON(m.Scope))
+		if m.ID == "" {
+			r.Corruptf("index snapshot: memory without an id in slot %d", doc)
 			return nil, r.Err()
 		}
-		ix.byKey[key] = uint32(doc)
 		ix.docs[doc] = m
-		ix.created[doc] = m.CreatedAt.UnixNano()
-		post(ix.types, m.Type, uint32(doc))
-		post(ix.scenes, m.Scene, uint32(doc))
-		post(ix.sources, m.Source, uint32(doc))
-		for k, v := range m.Scope {
-			post(ix.scope, k+"="+v, uint32(doc))
-		}
-		for _, t := range m.Tags {
-			post(ix.tags, t, uint32(doc))
-		}
 	}
-	if err := ix.checkFree(r); err != nil {
-		return nil, err
+	// The lookups (key map, creation times, filter postings) are built from
+	// the memories on a goroutine of their own while the rest is read.
+	lookups := make(chan error, 1)
+	go func() { lookups <- ix.indexDocs() }()
+	waitLookups := func() error {
+		if lookups == nil {
+			return nil
+		}
+		err := <-lookups
+		lookups = nil
+		if err != nil {
+			r.SetErr(err)
+		}
+		return err
 	}
+	defer waitLookups() // an early return still waits: nothing may outlive the read
 	if err := ix.bm.ReadSnapshot(r); err != nil {
 		return nil, err
-	}
-	if ix.bm.Len() != len(ix.byKey) {
-		r.Corruptf("index snapshot: %d memories but %d in BM25", len(ix.byKey), ix.bm.Len())
-		return nil, r.Err()
-	}
-	for _, doc := range ix.byKey {
-		if !ix.bm.Has(doc) {
-			r.Corruptf("index snapshot: memory %d missing from BM25", doc)
-			return nil, r.Err()
-		}
 	}
 	models := r.Count(8)
 	for range models {
@@ -168,11 +160,53 @@ func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params, ao A
 		}
 		ix.vecs[model] = vi
 	}
+	if err := waitLookups(); err != nil {
+		return nil, err
+	}
+	if err := ix.checkFree(r); err != nil {
+		return nil, err
+	}
+	if ix.bm.Len() != len(ix.byKey) {
+		r.Corruptf("index snapshot: %d memories but %d in BM25", len(ix.byKey), ix.bm.Len())
+		return nil, r.Err()
+	}
+	for _, doc := range ix.byKey {
+		if !ix.bm.Has(doc) {
+			r.Corruptf("index snapshot: memory %d missing from BM25", doc)
+			return nil, r.Err()
+		}
+	}
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
 	ix.wantGraphs = true // a model past the threshold without a graph gets one built
 	return ix, nil
+}
+
+// indexDocs builds the key map, creation times and filter postings of the
+// memories read into ix.docs; a key seen twice is an error.
+func (ix *Index) indexDocs() error {
+	for doc, m := range ix.docs {
+		if m == nil {
+			continue
+		}
+		key := m.Key()
+		if _, dup := ix.byKey[key]; dup {
+			return fmt.Errorf("%w: index snapshot: memory %q twice in scope %s", binenc.ErrCorrupt, m.ID, memory.ScopeJSON(m.Scope))
+		}
+		ix.byKey[key] = uint32(doc)
+		ix.created[doc] = m.CreatedAt.UnixNano()
+		post(ix.types, m.Type, uint32(doc))
+		post(ix.scenes, m.Scene, uint32(doc))
+		post(ix.sources, m.Source, uint32(doc))
+		for k, v := range m.Scope {
+			post(ix.scope, k+"="+v, uint32(doc))
+		}
+		for _, t := range m.Tags {
+			post(ix.tags, t, uint32(doc))
+		}
+	}
+	return nil
 }
 
 // checkFree verifies that the free list names exactly the empty slots.

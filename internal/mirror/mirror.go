@@ -479,3 +479,10 @@ func (m *Mirror) Seq() int64 {
 	defer m.mu.RUnlock()
 	return m.seq
 }
+
+// Footprint estimates the index's memory by component (index.Footprint).
+func (m *Mirror) Footprint() index.Footprint {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.ix.Footprint()
+}

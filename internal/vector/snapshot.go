@@ -121,14 +121,37 @@ func closeAll(maps []*mmap.Region) {
 	}
 }
 
-// Mapped reports how many bytes of the index's matrices are mapped from its
-// snapshot rather than held on the heap.
-func (ix *Index) Mapped() int64 {
-	var n int64
-	for _, m := range ix.maps {
-		n += int64(cap(m.Bytes()))
+// Bytes estimates the index's memory: on the heap (row tables, scales, and
+// the matrices unless mapped) and mapped from its snapshot (the matrices'
+// rows, resident only as far as searches have touched them).
+func (ix *Index) Bytes() (heap, mapped int64) {
+	heap = 4 * int64(cap(ix.rowDoc)+cap(ix.rowOf)+cap(ix.qscale)+cap(ix.qresid))
+	data, codes := 4*int64(len(ix.data)), int64(len(ix.codes))
+	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.data))) {
+		mapped += data
+	} else {
+		heap += 4 * int64(cap(ix.data))
 	}
-	return n
+	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.codes))) {
+		mapped += codes
+	} else {
+		heap += int64(cap(ix.codes))
+	}
+	return heap, mapped
+}
+
+// inMap reports whether p points into one of the index's mappings.
+func (ix *Index) inMap(p unsafe.Pointer) bool {
+	if p == nil {
+		return false
+	}
+	for _, m := range ix.maps {
+		b := m.Bytes()
+		if lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))); uintptr(p) >= lo && uintptr(p) < lo+uintptr(cap(b)) {
+			return true
+		}
+	}
+	return false
 }
 
 // bytesOf views a slice's elements as the little-endian bytes the snapshot
