@@ -70,6 +70,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return openReadOnly(ctx, path)
 	}
 	q := url.Values{}
+	if err := create(ctx, path); err != nil {
+		return nil, err
+	}
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)"} {
 		q.Add("_pragma", p)
 	}
@@ -85,6 +88,39 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s.ensureIndexes(ctx)
 	return s, nil
+}
+
+// PageSize is the page size of the files Open creates. A row holds a
+// memory's text and its float32 vector, 2.4 KB at 512 dimensions, 1.9 KB at
+// 384: 8 KiB pages hold three or four of them, where 4 KiB pages (SQLite's
+// default) hold one 2.4 KB row and leave 40% of the file unused (dbstat, on
+// engram bench's 100k store). Existing files keep their page size.
+const PageSize = 8192
+
+// create makes a new, empty database file with PageSize pages, in WAL mode;
+// it does nothing when path exists. The page size can only be set before
+// the first page is written, which the connection options' pragmas would do
+// first (the driver runs journal_mode before page_size).
+func create(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("create database %s: %w", path, err)
+	}
+	defer conn.Close()
+	for _, q := range []string{fmt.Sprintf("PRAGMA page_size = %d", PageSize), "PRAGMA journal_mode = WAL"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create database %s: %s: %w", path, q, err)
+		}
+	}
+	return nil
 }
 
 // ensureIndexes adds the indexes later code relies on for speed to a file

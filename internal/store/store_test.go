@@ -239,3 +239,46 @@ func TestSettingsAndCache(t *testing.T) {
 		t.Fatal("cache hit across models")
 	}
 }
+
+// TestPageSize checks that a new file gets PageSize pages in WAL mode, and
+// that a file that already has SQLite's default pages keeps them.
+func TestPageSize(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.db")
+	raw, err := sql.Open("sqlite", "file:"+old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	cases := []struct {
+		name, path string
+		want       int
+	}{
+		{"new file", filepath.Join(dir, "new.db"), PageSize},
+		{"existing file", old, 4096},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Open(ctx, c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var ps int
+			var mode string
+			if err := s.db.QueryRow("PRAGMA page_size").Scan(&ps); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+				t.Fatal(err)
+			}
+			if ps != c.want || mode != "wal" {
+				t.Fatalf("page size %d, journal %s; want %d, wal", ps, mode, c.want)
+			}
+		})
+	}
+}
