@@ -14,14 +14,17 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/mirror"
 	"github.com/engram-memory/engram/internal/store"
+	"github.com/engram-memory/engram/internal/synth"
 )
 
 type (
@@ -563,4 +566,87 @@ func closeResults(t testing.TB, got, want []string) {
 	if total > 0 && float64(same) < 0.97*float64(total) {
 		t.Fatalf("approximate answers share %d of %d results with the exact ones", same, total)
 	}
+}
+
+// TestSnapshotMappedVectors covers a snapshot whose vector matrices are
+// mapped rather than read (a MiB or more of them): loaded, it answers as a
+// rebuild does, also after another handle's changes were replayed onto the
+// mapped rows; with a byte of the matrices flipped it is never trusted.
+func TestSnapshotMappedVectors(t *testing.T) {
+	ctx := context.Background()
+	corpus := synth.New(synth.Config{Seed: 5, Dim: 512})
+	opts := func(o Options) Options {
+		o.Embedder = corpus.Embedder()
+		return o
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	db, _ := openSnap(t, path, opts(Options{}))
+	r := rand.New(rand.NewSource(1))
+	var mems []*Memory
+	for i := range 700 { // 700 × 2 KiB of float32 rows: mapped
+		mems = append(mems, snapMemory(r, i))
+	}
+	if _, err := db.Add(ctx, mems...); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	mapped := func(db *DB) int64 {
+		fp, ok := db.Backend().(interface{ Footprint() index.Footprint })
+		if !ok {
+			t.Fatal("the SQLite backend reports no footprint")
+		}
+		return fp.Footprint().VectorsMapped
+	}
+	check := func(stage string) {
+		t.Helper()
+		snap, lb := openSnap(t, path, opts(Options{SnapshotMinMemories: -1}))
+		if !strings.Contains(lb.String(), "index snapshot loaded") {
+			t.Fatalf("%s: snapshot not loaded:\n%s", stage, lb)
+		}
+		if got := mapped(snap); (got > 0) != (runtime.GOOS == "linux") {
+			t.Fatalf("%s: %d bytes of vectors mapped", stage, got)
+		}
+		rebuilt, _ := openSnap(t, path, opts(Options{NoSnapshot: true}))
+		sameAnswers(t, answers(t, snap), answers(t, rebuilt), true)
+		snap.Close()
+		rebuilt.Close()
+	}
+	check("as written")
+
+	other, _ := openSnap(t, path, opts(Options{NoSnapshot: true}))
+	for i, id := range firstIDs(t, other, 90) {
+		var err error
+		switch i % 3 {
+		case 0:
+			_, err = other.Delete(ctx, id)
+		case 1:
+			text := "rollback kafka deploy " + id
+			_, err = other.Update(ctx, id, Patch{Text: &text})
+		default:
+			_, err = other.Add(ctx, snapMemory(r, 2000+i))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Close()
+	check("after other handles' changes")
+
+	b, err := os.ReadFile(SnapshotPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The float32 rows are 1.4 MB of a file of about 2 MB, from its first
+	// 64 KiB boundary after the memories and BM25: the middle is among them.
+	b[len(b)/2] ^= 0x10
+	if err := os.WriteFile(SnapshotPath(path), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spoilt, lb := openSnap(t, path, opts(Options{SnapshotMinMemories: -1}))
+	if log := lb.String(); strings.Contains(log, "index snapshot loaded") || !strings.Contains(log, "checksum") {
+		t.Fatalf("a flipped byte in the vectors: want a rebuild:\n%s", log)
+	}
+	rebuilt, _ := openSnap(t, path, opts(Options{NoSnapshot: true}))
+	sameAnswers(t, answers(t, spoilt), answers(t, rebuilt), true)
 }
