@@ -4,16 +4,14 @@ package binenc
 // of copying them: Writer.Mappable writes the length, then zero padding up to
 // a multiple of MapAlign from the start of the stream, then the bytes.
 // Reader.Mappable checks and skips the padding, checksums the bytes as it
-// does all input, and, when it was given the file (SetFile) and the bytes sit
-// on a page boundary, returns a private copy-on-write mapping of them
-// (internal/mmap) instead of a heap copy.
+// does all input, and, when it was given a Mapper and the bytes sit on a page
+// boundary, returns them mapped (by internal/mmap: private, copy-on-write)
+// instead of a heap copy.
 
 import (
 	"errors"
 	"io"
 	"os"
-
-	"github.com/engram-memory/engram/internal/mmap"
 )
 
 const (
@@ -45,9 +43,14 @@ func (w *Writer) Mappable(p []byte) {
 	w.raw(p)
 }
 
-// SetFile lets Mappable map arrays from f, the file the Reader reads from its
-// first byte.
-func (r *Reader) SetFile(f *os.File) { r.file = f }
+// A Mapper maps length bytes of the input from offset off (a multiple of the
+// page size), with room for capacity bytes in all; the bytes stay valid
+// until the Closer is closed. An error leaves the bytes to be read.
+type Mapper func(off int64, length, capacity int) ([]byte, io.Closer, error)
+
+// SetMapper lets Mappable map arrays through m, which maps the Reader's
+// input: a file read from its first byte.
+func (r *Reader) SetMapper(m Mapper) { r.mapper = m }
 
 // offset is the position of the next payload byte in the stream.
 func (r *Reader) offset() int64 { return r.payload - r.left }
@@ -55,10 +58,10 @@ func (r *Reader) offset() int64 { return r.payload - r.left }
 // Mappable reads what Writer.Mappable wrote. A mapping has room for capacity
 // bytes in all (to append in place, committed only as written); bytes read
 // into memory get exactly their length. It returns the
-// mapping when it mapped the bytes (the caller owns it and closes it once
-// nothing uses the bytes), or nil when it read them into memory. An empty
-// array reads as nil, nil.
-func (r *Reader) Mappable(capacity int) ([]byte, *mmap.Region) {
+// mapping's Closer when it mapped the bytes (the caller owns it and closes it
+// once nothing uses the bytes), or nil when it read them into memory. An
+// empty array reads as nil, nil.
+func (r *Reader) Mappable(capacity int) ([]byte, io.Closer) {
 	n := r.Count(1)
 	pad := r.Uint32()
 	if r.err != nil {
@@ -90,16 +93,16 @@ func (r *Reader) Mappable(capacity int) ([]byte, *mmap.Region) {
 		return nil, nil
 	}
 	capacity = max(capacity, n)
-	if off := r.offset(); r.file != nil && n >= MapMin && off%int64(os.Getpagesize()) == 0 {
+	if off := r.offset(); r.mapper != nil && n >= MapMin && off%int64(os.Getpagesize()) == 0 {
 		// A mapping that fails (unsupported here, or no address space left)
 		// leaves the bytes to be read into memory.
-		if reg, err := mmap.Map(r.file, off, n, capacity); err == nil {
+		if b, c, err := r.mapper(off, n, capacity); err == nil {
 			// Checksummed like the rest, though not copied: Verify covers them.
 			if !r.skip(n) {
-				reg.Close()
+				c.Close()
 				return nil, nil
 			}
-			return reg.Bytes(), reg
+			return b, c
 		}
 	}
 	b := make([]byte, n)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/engram-memory/engram/internal/mmap"
 )
 
 // mappableStream writes a small value, then each array with Mappable, then a
@@ -47,7 +49,7 @@ func TestMappable(t *testing.T) {
 		}
 		r := NewReader(f, int64(len(data)))
 		if withFile {
-			r.SetFile(f)
+			r.SetMapper(mmap.Mapper(f))
 		}
 		if r.String() != "head" {
 			t.Fatal("head")
@@ -108,7 +110,7 @@ func TestMappableCorrupt(t *testing.T) {
 		}
 		defer f.Close()
 		r := NewReader(f, int64(len(data)))
-		r.SetFile(f)
+		r.SetMapper(mmap.Mapper(f))
 		_ = r.String()
 		if _, reg := r.Mappable(0); reg != nil {
 			defer reg.Close()

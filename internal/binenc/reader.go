@@ -6,7 +6,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"unsafe"
 )
 
@@ -24,10 +23,10 @@ type Reader struct {
 	pos, end int // buf[pos:end] is read from src, not yet consumed
 	err      error
 	crc      uint32
-	left     int64    // bytes before the trailer not yet consumed
-	unhashed int64    // bytes before the trailer not yet read from src
-	payload  int64    // bytes before the trailer
-	file     *os.File // the input, for Mappable (SetFile); nil: copy
+	left     int64  // bytes before the trailer not yet consumed
+	unhashed int64  // bytes before the trailer not yet read from src
+	payload  int64  // bytes before the trailer
+	mapper   Mapper // maps the input for Mappable (SetMapper); nil: copy
 	scratch  [8]byte
 }
 

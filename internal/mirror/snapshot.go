@@ -22,6 +22,7 @@ import (
 	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/index"
+	"github.com/engram-memory/engram/internal/mmap"
 	"github.com/engram-memory/engram/internal/store"
 )
 
@@ -133,7 +134,7 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 		return 0, err
 	}
 	r := binenc.NewReader(f, fi.Size())
-	r.SetFile(f) // the vector matrices are mapped, not read (vector/snapshot.go)
+	r.SetMapper(mmap.Mapper(f)) // the vector matrices are mapped, not read (vector/snapshot.go)
 	h := readHeaderFields(r)
 	if err := r.Err(); err != nil {
 		return 0, fmt.Errorf("header: %w", err)

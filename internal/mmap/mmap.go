@@ -15,6 +15,8 @@ package mmap
 
 import (
 	"errors"
+	"io"
+	"os"
 	"sync"
 )
 
@@ -54,3 +56,14 @@ func (r *Region) Close() error {
 
 // roundUp rounds n up to a multiple of page (a power of two).
 func roundUp(n, page int) int { return (n + page - 1) &^ (page - 1) }
+
+// Mapper returns a function that maps ranges of f, for binenc.Reader.SetMapper.
+func Mapper(f *os.File) func(off int64, length, capacity int) ([]byte, io.Closer, error) {
+	return func(off int64, length, capacity int) ([]byte, io.Closer, error) {
+		r, err := Map(f, off, length, capacity)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Bytes(), r, nil
+	}
+}

@@ -10,6 +10,7 @@ package vector
 // rows of the few candidates rescored).
 
 import (
+	"io"
 	"iter"
 	"math"
 	"runtime"
@@ -17,7 +18,6 @@ import (
 	"unsafe"
 
 	"github.com/engram-memory/engram/internal/binenc"
-	"github.com/engram-memory/engram/internal/mmap"
 )
 
 // snapshotVersion changes whenever the layout below does.
@@ -63,10 +63,11 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	room := 2*rows + 1024
 	data, dataMap := r.Mappable(4 * room * ix.dim)
 	codes, codesMap := r.Mappable(room * ix.dim)
-	for _, m := range []*mmap.Region{dataMap, codesMap} {
-		if m != nil {
-			ix.maps = append(ix.maps, m)
-		}
+	if dataMap != nil {
+		ix.maps = append(ix.maps, mapping{data[:cap(data)], dataMap})
+	}
+	if codesMap != nil {
+		ix.maps = append(ix.maps, mapping{codes[:cap(codes)], codesMap})
 	}
 	if len(ix.maps) > 0 {
 		// The index's slices alias the mappings: unmap them once nothing
@@ -114,10 +115,16 @@ func (ix *Index) Docs() iter.Seq[uint32] {
 	}
 }
 
+// mapping is a mapped matrix: its whole range, and what unmaps it.
+type mapping struct {
+	b []byte
+	c io.Closer
+}
+
 // closeAll unmaps an unreachable index's mappings.
-func closeAll(maps []*mmap.Region) {
+func closeAll(maps []mapping) {
 	for _, m := range maps {
-		_ = m.Close()
+		_ = m.c.Close()
 	}
 }
 
@@ -146,7 +153,7 @@ func (ix *Index) inMap(p unsafe.Pointer) bool {
 		return false
 	}
 	for _, m := range ix.maps {
-		b := m.Bytes()
+		b := m.b
 		if lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))); uintptr(p) >= lo && uintptr(p) < lo+uintptr(cap(b)) {
 			return true
 		}

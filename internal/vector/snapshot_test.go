@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/docset"
+	"github.com/engram-memory/engram/internal/mmap"
 )
 
 func snapshotBytes(tb testing.TB, ix *Index) []byte {
@@ -47,7 +48,7 @@ func readFile(tb testing.TB, b []byte) (*Index, error) {
 	}
 	defer f.Close()
 	r := binenc.NewReader(f, int64(len(b)))
-	r.SetFile(f)
+	r.SetMapper(mmap.Mapper(f))
 	ix, err := ReadSnapshot(r, 1<<20)
 	if err != nil {
 		return nil, err

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/engram-memory/engram/internal/mmap"
 )
 
 // ErrDim is returned by Set when a vector's length differs from the index's dimension.
@@ -50,7 +48,7 @@ type Index struct {
 
 	// maps are the snapshot mappings data and codes alias, if they were
 	// loaded mapped (snapshot.go).
-	maps []*mmap.Region
+	maps []mapping
 }
 
 // New returns an empty index for vectors of dim components. A dim below 1 is
