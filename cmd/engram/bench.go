@@ -233,9 +233,12 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	}
 	res.LoadSeconds, res.OpenSeconds = load, first
 	if _, err := os.Stat(engram.SnapshotPath(path)); err == nil {
-		// The first open wrote an index snapshot: time the open that loads it.
+		// The first open wrote an index snapshot: time the open that loads it,
+		// from a clean heap again (what the rebuild left would count as RSS
+		// until the runtime returns it).
 		db.Close()
 		runtime.GC()
+		debug.FreeOSMemory()
 		if db, _, res.SnapshotOpenSeconds, err = open(); err != nil {
 			return nil, err
 		}

@@ -141,3 +141,47 @@ func TestMappableCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// FuzzMappable reads arbitrary input as a file through a Mapper, as a
+// snapshot is read: Mappable, interleaved with other reads, never panics and
+// never returns more bytes than the input holds, mapped or not.
+func FuzzMappable(f *testing.F) {
+	f.Add(mappableStream(f, pattern(MapMin, 5)))
+	f.Add(mappableStream(f, pattern(10, 6), pattern(MapMin+1, 7)))
+	f.Add([]byte{})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		file, err := os.CreateTemp(dir, "in")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(file.Name())
+		defer file.Close()
+		if _, err := file.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := file.Seek(0, 0); err != nil {
+			t.Fatal(err)
+		}
+		r := NewReader(file, int64(len(in)))
+		r.SetMapper(mmap.Mapper(file))
+		for i := 0; r.Err() == nil && r.Remaining() > 0; i++ {
+			before := r.Remaining()
+			if i%2 == 0 {
+				_ = r.String()
+				continue
+			}
+			b, c := r.Mappable(2 * MapMin)
+			if int64(len(b)) > before {
+				t.Fatalf("%d bytes from %d", len(b), before)
+			}
+			if c != nil {
+				for j := range b { // every mapped byte is readable
+					_ = b[j]
+				}
+				c.Close()
+			}
+		}
+		_ = r.Verify()
+	})
+}
