@@ -39,10 +39,10 @@ func (ix *Index) Code(doc uint32) ([]int8, float32, bool) {
 // the wrong dimension or cannot be normalised.
 //
 // A long list is screened first with the int8 codes as Search's scans are
-// (quant.go): only the documents whose upper bound reaches the k-th best
-// lower bound are scored in float32, which returns the same hits while
-// reading a few float32 rows instead of every listed one (rows that, when
-// mapped from a snapshot, become resident as they are read).
+// (quant.go), then refined with the residual's codes: only near ties at the
+// cut are scored in float32, which returns the same hits while reading a few
+// float32 rows instead of every listed one (rows that, when mapped from a
+// snapshot, become resident as they are read).
 func (ix *Index) Rescore(q []float32, docs []uint32, k int) []Hit {
 	if k < 1 || len(q) != ix.dim {
 		return nil
@@ -94,13 +94,13 @@ func (ix *Index) rescoreScreened(qn []float32, docs []uint32, k int) []Hit {
 	if lbs := mergeBest(k, []*topK{lows}); len(lbs) == k {
 		tau = lbs[k-1].Cosine
 	}
-	t := newTopK(k)
-	for i, d := range docs {
+	var survivors []int32
+	for i := range docs {
 		if r := rows[i]; r >= 0 && ub[i] >= tau {
-			t.offer(Hit{Doc: d, Cosine: dot(qn, ix.data[int(r)*ix.dim:(int(r)+1)*ix.dim])})
+			survivors = append(survivors, r)
 		}
 	}
-	return mergeBest(k, []*topK{t})
+	return ix.cascade(qn, survivors, k)
 }
 
 // Finite reports whether every component of q is finite and some is non-zero,

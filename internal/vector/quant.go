@@ -10,13 +10,19 @@ package vector
 //
 // Pass one scores every row in int8 and takes τ, the k-th largest lower
 // bound; at least k rows truly score τ or more, so no row whose upper bound
-// is below τ can be in the top k. Pass two rescores only the rows whose upper
-// bound reaches τ with the float32 kernel, which Search's plain path uses
-// too, so both paths return identical hits.
+// is below τ can be in the top k. Pass two refines the rows whose upper bound
+// reaches τ with the residual's codes (v ≈ s·c + s₂·c₂, off by ‖v − s·c −
+// s₂·c₂‖, some hundred times less) against the float32 query, and by the same
+// argument keeps the rows whose refined upper bound reaches the k-th refined
+// lower bound: near ties at the cut, typically a few besides the k. Only those
+// are scored with the float32 kernel, which Search's plain path uses too, so
+// both paths return identical hits while reading a few float32 rows (which,
+// mapped from a snapshot, become resident only as they are read).
 
 import (
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/parallel"
@@ -52,6 +58,100 @@ func quantizeInto(c []int8, v []float32) (scale, resid float32) {
 		ss += e * e
 	}
 	return scale, roundUp(math.Sqrt(ss))
+}
+
+// fineInto writes into f the int8 codes of v's residual after its codes c at
+// scale, and returns their scale and an upper bound on the norm of what is
+// left, ‖v − scale·c − fscale·f‖.
+func fineInto(f []int8, v []float32, c []int8, scale float32) (fscale, fresid float32) {
+	var m float64
+	for i, x := range v {
+		m = max(m, math.Abs(float64(x)-float64(scale)*float64(c[i])))
+	}
+	if m == 0 {
+		clear(f)
+		return 0, 0
+	}
+	fs := float32(m / 127)
+	var ss float64
+	for i, x := range v {
+		e := float64(x) - float64(scale)*float64(c[i])
+		q := max(-127, min(127, math.Round(e/float64(fs))))
+		f[i] = int8(q)
+		d := e - float64(fs)*q
+		ss += d * d
+	}
+	return fs, roundUp(math.Sqrt(ss))
+}
+
+// refine is row r's score against the float32 query qn, from both its codes,
+// with a bound on its distance from the float32 kernel's score of the row:
+// the residual left (‖qn‖ = 1), the kernel's rounding and this sum's.
+func (ix *Index) refine(qn []float32, r int) (approx, bound float64) {
+	c := ix.codes[r*ix.dim : (r+1)*ix.dim]
+	f := ix.fine[r*ix.dim : (r+1)*ix.dim]
+	s, fs := ix.qscale[r], ix.fscale[r]
+	// Σ qn·c and Σ qn·f, two lanes each, scaled once.
+	var c0, c1, f0, f1 float32
+	i := 0
+	for ; i+2 <= len(qn); i += 2 {
+		c0 += qn[i] * float32(c[i])
+		f0 += qn[i] * float32(f[i])
+		c1 += qn[i+1] * float32(c[i+1])
+		f1 += qn[i+1] * float32(f[i+1])
+	}
+	for ; i < len(qn); i++ {
+		c0 += qn[i] * float32(c[i])
+		f0 += qn[i] * float32(f[i])
+	}
+	// Each product and sum rounds at 2⁻²⁴ relative; scaled back, the terms'
+	// magnitudes sum to at most about ‖qn‖·‖v‖ = 1 plus the residuals, so
+	// (dim+8)·2⁻²² covers these sums' rounding and the kernel's, with room.
+	approx = float64(s)*float64(c0+c1) + float64(fs)*float64(f0+f1)
+	return approx, float64(ix.fresid[r]) + float64(ix.dim+8)*0x1p-22 + 1e-6
+}
+
+// mappedData reports whether the float32 rows are mapped from a snapshot.
+func (ix *Index) mappedData() bool {
+	return len(ix.maps) > 0 && ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.data)))
+}
+
+// cascade scores candidate rows through refine and returns the best k by
+// the float32 kernel, reading float32 rows only for the candidates whose
+// refined upper bound reaches the k-th best refined lower bound. docs[i] is
+// row rows[i]'s document.
+func (ix *Index) cascade(qn []float32, rows []int32, k int) []Hit {
+	if len(rows) <= k || !ix.mappedData() {
+		// Nothing to spare, or float32 rows on the heap: refining would cost
+		// more than the reads it saves.
+		t := newTopK(k)
+		for _, r := range rows {
+			t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[int(r)*ix.dim:(int(r)+1)*ix.dim])})
+		}
+		return mergeBest(k, []*topK{t})
+	}
+	ub := make([]float32, len(rows))
+	lows := newTopK(k)
+	floor, full := lows.floor()
+	for i, r := range rows {
+		approx, bound := ix.refine(qn, int(r))
+		ub[i] = float32(approx + bound)
+		if lb := float32(approx - bound); !full || lb > floor {
+			lows.offer(Hit{Doc: uint32(i), Cosine: lb})
+			floor, full = lows.floor()
+		}
+	}
+	tau := float32(-math.MaxFloat32)
+	if lbs := mergeBest(k, []*topK{lows}); len(lbs) == k {
+		tau = lbs[k-1].Cosine
+	}
+	t := newTopK(k)
+	for i, r := range rows {
+		if ub[i] >= tau {
+			t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[int(r)*ix.dim:(int(r)+1)*ix.dim])})
+		}
+	}
+	return mergeBest(k, []*topK{t})
 }
 
 // roundUp converts x to a float32 no smaller than x.
@@ -157,16 +257,11 @@ func (ix *Index) searchQuant(qn []float32, rows []int32, allow *docset.Set, k, w
 	if lbs := mergeBest(k, lows); len(lbs) == k {
 		tau = lbs[k-1].Cosine
 	}
-	best := make([]*topK, workers)
-	parallel.Split(workers, work, func(w, lo, hi int) {
-		t := newTopK(k)
-		best[w] = t
-		for p := lo; p < hi; p++ {
-			if ub[p] >= tau {
-				r := row(p)
-				t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[r*dim:(r+1)*dim])})
-			}
+	var survivors []int32
+	for p := range work {
+		if ub[p] >= tau {
+			survivors = append(survivors, int32(row(p)))
 		}
-	})
-	return mergeBest(k, best)
+	}
+	return ix.cascade(qn, survivors, k)
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // snapshotVersion changes whenever the layout below does.
-const snapshotVersion = 2 // 2: mappable matrices
+const snapshotVersion = 3 // 2: mappable matrices; 3: the residual codes
 
 // WriteSnapshot writes the index to w. The caller holds at least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
@@ -30,8 +30,11 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	w.Uint32s(ix.rowDoc)
 	w.Float32s(ix.qscale)
 	w.Float32s(ix.qresid)
+	w.Float32s(ix.fscale)
+	w.Float32s(ix.fresid)
 	w.Mappable(bytesOf(ix.data))
 	w.Mappable(bytesOf(ix.codes))
+	w.Mappable(bytesOf(ix.fine))
 }
 
 // ReadSnapshot reads an index written by WriteSnapshot whose document numbers
@@ -51,8 +54,10 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	rows := len(ix.rowDoc)
 	ix.qscale = r.Float32s()
 	ix.qresid = r.Float32s()
-	if r.Err() == nil && (len(ix.qscale) != rows || len(ix.qresid) != rows) {
-		r.Corruptf("vector snapshot: %d rows but %d/%d quantisation scales", rows, len(ix.qscale), len(ix.qresid))
+	ix.fscale = r.Float32s()
+	ix.fresid = r.Float32s()
+	if r.Err() == nil && (len(ix.qscale) != rows || len(ix.qresid) != rows || len(ix.fscale) != rows || len(ix.fresid) != rows) {
+		r.Corruptf("vector snapshot: %d rows but %d/%d/%d/%d quantisation scales", rows, len(ix.qscale), len(ix.qresid), len(ix.fscale), len(ix.fresid))
 	}
 	// Checked before reading the matrix, so a bad count costs no allocation.
 	if r.Err() == nil && uint64(rows)*dim > uint64(r.Remaining()) {
@@ -63,11 +68,14 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	room := 2*rows + 1024
 	data, dataMap := r.Mappable(4 * room * ix.dim)
 	codes, codesMap := r.Mappable(room * ix.dim)
-	if dataMap != nil {
-		ix.maps = append(ix.maps, mapping{data[:cap(data)], dataMap})
-	}
-	if codesMap != nil {
-		ix.maps = append(ix.maps, mapping{codes[:cap(codes)], codesMap})
+	fine, fineMap := r.Mappable(room * ix.dim)
+	for _, m := range []struct {
+		b []byte
+		c io.Closer
+	}{{data, dataMap}, {codes, codesMap}, {fine, fineMap}} {
+		if m.c != nil {
+			ix.maps = append(ix.maps, mapping{m.b[:cap(m.b)], m.c})
+		}
 	}
 	if len(ix.maps) > 0 {
 		// The index's slices alias the mappings: unmap them once nothing
@@ -77,14 +85,14 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
-	if len(data)%4 != 0 || len(data)/4 != rows*ix.dim || len(codes) != rows*ix.dim {
-		r.Corruptf("vector snapshot: %d rows of %d but %d bytes of values and %d codes", rows, ix.dim, len(data), len(codes))
+	if len(data)%4 != 0 || len(data)/4 != rows*ix.dim || len(codes) != rows*ix.dim || len(fine) != rows*ix.dim {
+		r.Corruptf("vector snapshot: %d rows of %d but %d bytes of values and %d/%d codes", rows, ix.dim, len(data), len(codes), len(fine))
 		return nil, r.Err()
 	}
 	if !hostLittleEndian {
 		swap32(data) // a private copy or mapping: the file is untouched
 	}
-	ix.data, ix.codes = float32sOf(data), int8sOf(codes)
+	ix.data, ix.codes, ix.fine = float32sOf(data), int8sOf(codes), int8sOf(fine)
 	var top uint32
 	for _, d := range ix.rowDoc {
 		if int64(d) >= math.MaxInt32 || int64(d) >= int64(docs) {
@@ -132,17 +140,19 @@ func closeAll(maps []mapping) {
 // the matrices unless mapped) and mapped from its snapshot (the matrices'
 // rows, resident only as far as searches have touched them).
 func (ix *Index) Bytes() (heap, mapped int64) {
-	heap = 4 * int64(cap(ix.rowDoc)+cap(ix.rowOf)+cap(ix.qscale)+cap(ix.qresid))
-	data, codes := 4*int64(len(ix.data)), int64(len(ix.codes))
+	heap = 4 * int64(cap(ix.rowDoc)+cap(ix.rowOf)+cap(ix.qscale)+cap(ix.qresid)+cap(ix.fscale)+cap(ix.fresid))
+	data := 4 * int64(len(ix.data))
 	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.data))) {
 		mapped += data
 	} else {
 		heap += 4 * int64(cap(ix.data))
 	}
-	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.codes))) {
-		mapped += codes
-	} else {
-		heap += int64(cap(ix.codes))
+	for _, c := range [][]int8{ix.codes, ix.fine} {
+		if ix.inMap(unsafe.Pointer(unsafe.SliceData(c))) {
+			mapped += int64(len(c))
+		} else {
+			heap += int64(cap(c))
+		}
 	}
 	return heap, mapped
 }

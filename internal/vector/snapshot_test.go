@@ -107,7 +107,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}
 			check := func(stage string) {
 				t.Helper()
-				for i := range 100 {
+				// Screened scans too (with mapped rows: screened, refined with
+				// the residual codes, then float32 for the near ties only).
+				defer func(old int) { quantMinFloats = old }(quantMinFloats)
+				for i := range 200 {
+					quantMinFloats = []int{quantMinFloats, 0}[i/100]
 					q := randVec(r, dim)
 					set := []*docset.Set{nil, allow}[i%2]
 					a, b := got.Search(q, set, 10), orig.Search(q, set, 10)
@@ -116,6 +120,10 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					}
 					if want := bruteForce(live, q, set, 10); !sameHits(a, want) {
 						t.Fatalf("%s: loaded %v, brute force %v", stage, a, want)
+					}
+					docs := slices.Collect(got.Docs())[:min(got.Len(), 300)]
+					if a, b := got.Rescore(q, docs, 10), orig.Rescore(q, docs, 10); !slices.Equal(a, b) {
+						t.Fatalf("%s: rescored %v, original %v", stage, a, b)
 					}
 				}
 			}

@@ -30,7 +30,8 @@ type Hit struct {
 // every other call by the caller (a sync.RWMutex: Set/Remove under Lock,
 // the rest under RLock).
 //
-// Each vector costs 4·dim bytes plus dim bytes for its int8 screening copy.
+// Each vector costs 4·dim bytes plus 2·dim bytes for its int8 screening
+// codes and their residual's (quant.go).
 // Memory for the doc→row mapping grows with the largest document number set
 // (4 bytes a number), as a docset.Set does: document numbers are expected to
 // be dense internal numbers, not arbitrary ids.
@@ -45,6 +46,11 @@ type Index struct {
 	codes  []int8
 	qscale []float32
 	qresid []float32
+	// The residual's own int8 codes (quant.go, refine): row r is about
+	// qscale[r]·codes + fscale[r]·fine, off by at most fresid[r].
+	fine   []int8
+	fscale []float32
+	fresid []float32
 
 	// maps are the snapshot mappings data and codes alias, if they were
 	// loaded mapped (snapshot.go).
@@ -81,7 +87,9 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 		if !normalizeInto(row, v) {
 			return fmt.Errorf("set doc %d: %w", doc, ErrInvalid)
 		}
-		ix.qscale[r], ix.qresid[r] = quantizeInto(ix.codes[r*ix.dim:(r+1)*ix.dim], row)
+		c := ix.codes[r*ix.dim : (r+1)*ix.dim]
+		ix.qscale[r], ix.qresid[r] = quantizeInto(c, row)
+		ix.fscale[r], ix.fresid[r] = fineInto(ix.fine[r*ix.dim:(r+1)*ix.dim], row, c, ix.qscale[r])
 		return nil
 	}
 	n := len(ix.data)
@@ -97,6 +105,10 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 	scale, resid := quantizeInto(ix.codes[n:], ix.data[n:])
 	ix.qscale = append(ix.qscale, scale)
 	ix.qresid = append(ix.qresid, resid)
+	ix.fine = append(ix.fine, make([]int8, ix.dim)...)
+	fscale, fresid := fineInto(ix.fine[n:], ix.data[n:], ix.codes[n:], scale)
+	ix.fscale = append(ix.fscale, fscale)
+	ix.fresid = append(ix.fresid, fresid)
 	ix.rowDoc = append(ix.rowDoc, doc)
 	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
 	return nil
@@ -113,7 +125,9 @@ func (ix *Index) Remove(doc uint32) {
 	if r != last {
 		copy(ix.data[r*ix.dim:(r+1)*ix.dim], ix.data[last*ix.dim:(last+1)*ix.dim])
 		copy(ix.codes[r*ix.dim:(r+1)*ix.dim], ix.codes[last*ix.dim:(last+1)*ix.dim])
+		copy(ix.fine[r*ix.dim:(r+1)*ix.dim], ix.fine[last*ix.dim:(last+1)*ix.dim])
 		ix.qscale[r], ix.qresid[r] = ix.qscale[last], ix.qresid[last]
+		ix.fscale[r], ix.fresid[r] = ix.fscale[last], ix.fresid[last]
 		moved := ix.rowDoc[last]
 		ix.rowDoc[r] = moved
 		ix.rowOf[moved] = int32(r + 1)
@@ -121,7 +135,9 @@ func (ix *Index) Remove(doc uint32) {
 	ix.rowDoc = ix.rowDoc[:last]
 	ix.data = ix.data[:last*ix.dim]
 	ix.codes = ix.codes[:last*ix.dim]
+	ix.fine = ix.fine[:last*ix.dim]
 	ix.qscale, ix.qresid = ix.qscale[:last], ix.qresid[:last]
+	ix.fscale, ix.fresid = ix.fscale[:last], ix.fresid[:last]
 	ix.rowOf[doc] = 0
 }
 
@@ -196,6 +212,9 @@ func (ix *Index) Reserve(n int) {
 		ix.codes = append(make([]int8, 0, rows*ix.dim), ix.codes...)
 		ix.qscale = append(make([]float32, 0, rows), ix.qscale...)
 		ix.qresid = append(make([]float32, 0, rows), ix.qresid...)
+		ix.fine = append(make([]int8, 0, rows*ix.dim), ix.fine...)
+		ix.fscale = append(make([]float32, 0, rows), ix.fscale...)
+		ix.fresid = append(make([]float32, 0, rows), ix.fresid...)
 		ix.rowDoc = append(make([]uint32, 0, rows), ix.rowDoc...)
 	}
 }
@@ -204,19 +223,20 @@ func (ix *Index) Reserve(n int) {
 // rows is the costly part of Set and needs no lock, so loaders make them on
 // several goroutines and insert them with SetRow under the write lock.
 type Row struct {
-	unit  []float32
-	codes []int8
-	scale float32
-	resid float32
+	unit           []float32
+	codes, fine    []int8
+	scale, resid   float32
+	fscale, fresid float32
 }
 
 // Prepare normalises and quantises v. It fails like Set on NaN, Inf or a zero vector.
 func Prepare(v []float32) (*Row, error) {
-	r := &Row{unit: make([]float32, len(v)), codes: make([]int8, len(v))}
+	r := &Row{unit: make([]float32, len(v)), codes: make([]int8, len(v)), fine: make([]int8, len(v))}
 	if !normalizeInto(r.unit, v) {
 		return nil, ErrInvalid
 	}
 	r.scale, r.resid = quantizeInto(r.codes, r.unit)
+	r.fscale, r.fresid = fineInto(r.fine, r.unit, r.codes, r.scale)
 	return r, nil
 }
 
@@ -233,6 +253,9 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 	ix.codes = append(ix.codes, r.codes...)
 	ix.qscale = append(ix.qscale, r.scale)
 	ix.qresid = append(ix.qresid, r.resid)
+	ix.fine = append(ix.fine, r.fine...)
+	ix.fscale = append(ix.fscale, r.fscale)
+	ix.fresid = append(ix.fresid, r.fresid)
 	if int(doc) >= len(ix.rowOf) {
 		ix.rowOf = growRowOf(ix.rowOf, int(doc)+1)
 	}
