@@ -118,8 +118,7 @@ func (ix *Index) mappedData() bool {
 
 // cascade scores candidate rows through refine and returns the best k by
 // the float32 kernel, reading float32 rows only for the candidates whose
-// refined upper bound reaches the k-th best refined lower bound. docs[i] is
-// row rows[i]'s document.
+// refined upper bound reaches the k-th best refined lower bound.
 func (ix *Index) cascade(qn []float32, rows []int32, k int) []Hit {
 	if len(rows) <= k || !ix.mappedData() {
 		// Nothing to spare, or float32 rows on the heap: refining would cost
