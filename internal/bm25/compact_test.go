@@ -80,12 +80,12 @@ func checkConsistent(tb testing.TB, ix *Index) {
 			tb.Fatalf("code %d not interned", c)
 		}
 	}
-	if len(ix.terms)+len(ix.free) != len(ix.names) {
-		tb.Fatalf("%d terms + %d free ids != %d names", len(ix.terms), len(ix.free), len(ix.names))
+	if ix.terms.n+len(ix.free) != len(ix.names) {
+		tb.Fatalf("%d terms + %d free ids != %d names", ix.terms.n, len(ix.free), len(ix.names))
 	}
-	for name, id := range ix.terms {
-		if ix.names[id] != name {
-			tb.Fatalf("term %q maps to id %d named %q", name, id, ix.names[id])
+	for id, name := range ix.names {
+		if got, ok := ix.terms.find(ix.names, name); name != "" && (!ok || got != uint32(id)) {
+			tb.Fatalf("term %q (id %d) is found as %d, %v", name, id, got, ok)
 		}
 	}
 }
@@ -159,7 +159,7 @@ func TestReplaceExhaustive(t *testing.T) {
 				build(fresh)
 				fresh.Add(1, v2)
 				checkConsistent(t, got)
-				if got.n != fresh.n || got.totalLen != fresh.totalLen || len(got.terms) != len(fresh.terms) {
+				if got.n != fresh.n || got.totalLen != fresh.totalLen || got.terms.n != fresh.terms.n {
 					t.Fatalf("versions %d→%d: counts differ", i, j)
 				}
 				for _, q := range queries {

@@ -40,7 +40,7 @@ type postings struct {
 type Index struct {
 	p Params
 
-	terms map[string]uint32 // term → term id
+	terms dict              // term → term id (dict.go)
 	names []string          // term id → term, "" when the id is free
 	lists []postings        // term id → inverted list
 	free  []uint32          // term ids whose term left the index, for reuse
@@ -79,7 +79,7 @@ type newTerm struct {
 func New(p Params) *Index {
 	return &Index{
 		p:        p.sanitize(),
-		terms:    make(map[string]uint32),
+		terms:    newDict(0),
 		addTF:    make(map[string]float64),
 		tfCode:   make(map[uint64]uint8),
 		maxCodes: maxCodes,
@@ -223,7 +223,7 @@ func (ix *Index) AddTerms(doc uint32, d Terms) {
 
 // termID returns t's id, allocating one (reusing a freed id first).
 func (ix *Index) termID(t string) uint32 {
-	if id, ok := ix.terms[t]; ok {
+	if id, ok := ix.terms.find(ix.names, t); ok {
 		return id
 	}
 	var id uint32
@@ -236,7 +236,7 @@ func (ix *Index) termID(t string) uint32 {
 		ix.names = append(ix.names, t)
 		ix.lists = append(ix.lists, postings{})
 	}
-	ix.terms[t] = id
+	ix.terms.insert(t, id)
 	return id
 }
 
@@ -265,7 +265,7 @@ func (ix *Index) drop(id, doc uint32) {
 	ix.unlink(l, id, doc)
 	l.df--
 	if l.df <= 0 {
-		delete(ix.terms, ix.names[id])
+		ix.terms.remove(ix.names[id], id)
 		ix.names[id] = ""
 		*l = postings{}
 		ix.free = append(ix.free, id)

@@ -260,9 +260,9 @@ func TestRemoveReAddEquivalence(t *testing.T) {
 	if churned.Len() != fresh.Len() || churned.totalLen != fresh.totalLen {
 		t.Fatalf("Len %d/%d, total length %d/%d", churned.Len(), fresh.Len(), churned.totalLen, fresh.totalLen)
 	}
-	if len(churned.terms) != len(fresh.terms) || len(churned.terms)+len(churned.free) != len(churned.names) {
+	if churned.terms.n != fresh.terms.n || churned.terms.n+len(churned.free) != len(churned.names) {
 		t.Fatalf("terms: churned %d (+%d free of %d ids), fresh %d",
-			len(churned.terms), len(churned.free), len(churned.names), len(fresh.terms))
+			churned.terms.n, len(churned.free), len(churned.names), fresh.terms.n)
 	}
 	postings := func(ix *Index) (n int) {
 		for _, l := range ix.lists {

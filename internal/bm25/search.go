@@ -108,7 +108,7 @@ type qterm struct {
 func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int) ([]qterm, int) {
 	total := 0
 	for _, t := range query {
-		id, ok := ix.terms[t]
+		id, ok := ix.terms.find(ix.names, t)
 		if !ok {
 			continue
 		}

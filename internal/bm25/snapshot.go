@@ -118,7 +118,7 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	if p := readParams(r); r.Err() == nil && !sameParams(p, ix.p) {
 		r.Corruptf("bm25 snapshot parameters %+v differ from %+v", p, ix.p)
 	}
-	names := r.Strings()
+	names := r.StringsShared()
 	free := r.Uint32s()
 	docLen := r.Uint32s()
 	presentDocs := r.Uint32s()
@@ -245,18 +245,17 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	}
 
 	// The terms: named iff some document holds them, each name once.
-	terms := make(map[string]uint32, nt-len(free))
+	terms := newDict(nt - len(free))
 	for id, name := range names {
 		if (name == "") != (lists[id].df == 0) {
 			r.Corruptf("bm25 snapshot: term %d is half free", id)
 			return r.Err()
 		}
 		if name != "" {
-			if _, dup := terms[name]; dup {
+			if !terms.add(names, name, uint32(id)) {
 				r.Corruptf("bm25 snapshot: term %q twice", name)
 				return r.Err()
 			}
-			terms[name] = uint32(id)
 		}
 	}
 	isFree := make([]bool, nt)

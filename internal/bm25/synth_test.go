@@ -133,6 +133,7 @@ func BenchmarkSynthSnapshot(b *testing.B) {
 			b.ReportMetric(heapLoaded, "heap-B/mem-loaded")
 			b.ReportMetric(float64(s.postings)/float64(n), "postings/mem")
 			b.ReportMetric(float64(len(s.snap))/float64(n), "snap-B/mem")
+			b.ReportMetric(float64(len(s.ix.names)-len(s.ix.free))/float64(n), "terms/mem")
 		})
 	}
 }
