@@ -40,10 +40,10 @@ type postings struct {
 type Index struct {
 	p Params
 
-	terms dict              // term → term id (dict.go)
-	names []string          // term id → term, "" when the id is free
-	lists []postings        // term id → inverted list
-	free  []uint32          // term ids whose term left the index, for reuse
+	terms dict       // term → term id (dict.go)
+	names []string   // term id → term, "" when the id is free
+	lists []postings // term id → inverted list
+	free  []uint32   // term ids whose term left the index, for reuse
 
 	// Frequency codes: tfTab[c] for c in 1..nCodes is the value of code c
 	// (tfTab[0] is 0, so a lookup reads 0 for an escaped posting), tfCode its
