@@ -72,13 +72,19 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	}
 	w.Uint64s(keys)
 	w.Float64s(vals)
+	// A term without a posting needs a zero-weight field, so without one
+	// there is nothing to look for.
 	var zero []uint32 // pairs: term, doc
+	hasZero := slices.Contains(ix.p.FieldWeights, 0)
 	counts := make([]uint32, len(ix.docTerms))
 	var terms int
 	for doc, ids := range ix.docTerms {
 		counts[doc] = uint32(len(ids))
 		terms += len(ids)
 		for _, id := range ids {
+			if !hasZero {
+				break
+			}
 			if _, ok := slices.BinarySearch(ix.lists[id].docs, uint32(doc)); !ok {
 				zero = append(zero, id, uint32(doc))
 			}
