@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/engram-memory/engram/internal/binenc"
 )
@@ -194,51 +195,32 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 		}
 	}
 
-	// The lists: in order over indexed documents, codes in the table,
-	// escapes accounted for; each (term, doc) pair hashed into sum.
+	// Three independent passes, the dictionary and the documents' term lists
+	// on their own goroutines: each returns "" or what is wrong.
 	key := rand.Uint64()
-	var hPost, hTerms uint64
-	lists := make([]postings, nt)
-	var at, escaped int
-	for id := range nt {
-		n := int(lens[id])
-		if n > len(docs)-at {
-			r.Corruptf("bm25 snapshot: list %d overruns the postings", id)
+	var (
+		wg                  sync.WaitGroup
+		terms               dict
+		docTerms            [][]uint32
+		hTerms              uint64
+		dictErr, docTermErr string
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		terms, dictErr = buildDict(names, nt-len(free))
+	}()
+	go func() {
+		defer wg.Done()
+		docTerms, hTerms, docTermErr = readDocTerms(key, counts, termIDs, nt)
+	}()
+	lists, hPost, listErr := readLists(key, lens, docs, codes, bigTF, len(tab), nd)
+	wg.Wait()
+	for _, e := range []string{listErr, docTermErr, dictErr} {
+		if e != "" {
+			r.Corruptf("bm25 snapshot: %s", e)
 			return r.Err()
 		}
-		l := &lists[id]
-		l.docs = docs[at : at+n : at+n]
-		l.codes = codes[at : at+n : at+n]
-		l.df = n
-		prev := -1
-		for i, d := range l.docs {
-			if int(d) <= prev || int(d) >= nd || !present[d] {
-				r.Corruptf("bm25 snapshot: list %d is out of order or names absent document %d", id, d)
-				return r.Err()
-			}
-			prev = int(d)
-			switch c := l.codes[i]; {
-			case c == 0:
-				if _, ok := bigTF[tfKey(uint32(id), d)]; !ok {
-					r.Corruptf("bm25 snapshot: escaped posting (%d, %d) has no value", id, d)
-					return r.Err()
-				}
-				escaped++
-			case int(c) > len(tab):
-				r.Corruptf("bm25 snapshot: code %d beyond the table of %d", c, len(tab))
-				return r.Err()
-			}
-			hPost += pairHash(key, uint32(id), d)
-		}
-		at += n
-	}
-	if at != len(docs) {
-		r.Corruptf("bm25 snapshot: %d postings belong to no term", len(docs)-at)
-		return r.Err()
-	}
-	if escaped != len(escKeys) {
-		r.Corruptf("bm25 snapshot: %d escaped values for %d escaped postings", len(escKeys), escaped)
-		return r.Err()
 	}
 	for i := 0; i < len(zero); i += 2 {
 		t, d := zero[i], zero[i+1]
@@ -249,21 +231,16 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 		lists[t].df++
 		hPost += pairHash(key, t, d)
 	}
-
-	// The terms: named iff some document holds them, each name once.
-	terms := newDict(nt - len(free))
-	for id, name := range names {
-		if (name == "") != (lists[id].df == 0) {
-			r.Corruptf("bm25 snapshot: term %d is half free", id)
-			return r.Err()
-		}
-		if name != "" {
-			if !terms.add(names, name, uint32(id)) {
-				r.Corruptf("bm25 snapshot: term %q twice", name)
-				return r.Err()
-			}
-		}
+	// The two views of the (term, doc) pairs are the same set: every posting
+	// is in its document's term list (so its document is indexed, since an
+	// absent one has no terms) and every term of a document has a posting or
+	// a zero-weight entry.
+	if hPost != hTerms || len(termIDs) != len(docs)+len(zero)/2 {
+		r.Corruptf("bm25 snapshot: the documents' terms and the postings disagree")
+		return r.Err()
 	}
+
+	// The terms: named iff some document holds them; the free ids listed.
 	isFree := make([]bool, nt)
 	for _, id := range free {
 		if int(id) >= nt || names[id] != "" || isFree[id] {
@@ -273,44 +250,10 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 		isFree[id] = true
 	}
 	for id, name := range names {
-		if name == "" && !isFree[id] {
-			r.Corruptf("bm25 snapshot: free term %d is not listed", id)
+		if (name == "") != (lists[id].df == 0) || (name == "") != isFree[id] {
+			r.Corruptf("bm25 snapshot: term %d is half free", id)
 			return r.Err()
 		}
-	}
-
-	// The documents' term lists: ascending live ids, and as a set of pairs
-	// the same as the postings plus the zero-weight entries.
-	docTerms := make([][]uint32, nd)
-	at = 0
-	for d, c := range counts {
-		n := int(c)
-		if n > len(termIDs)-at {
-			r.Corruptf("bm25 snapshot: document %d's terms overrun the list", d)
-			return r.Err()
-		}
-		ids := termIDs[at : at+n : at+n]
-		prev := -1
-		for _, id := range ids {
-			if int(id) <= prev || int(id) >= nt {
-				r.Corruptf("bm25 snapshot: document %d's terms are out of order", d)
-				return r.Err()
-			}
-			prev = int(id)
-			hTerms += pairHash(key, id, uint32(d))
-		}
-		if n > 0 {
-			docTerms[d] = ids
-		}
-		at += n
-	}
-	if at != len(termIDs) {
-		r.Corruptf("bm25 snapshot: %d term ids belong to no document", len(termIDs)-at)
-		return r.Err()
-	}
-	if hPost != hTerms || len(termIDs) != len(docs)+len(zero)/2 {
-		r.Corruptf("bm25 snapshot: the documents' terms and the postings disagree")
-		return r.Err()
 	}
 
 	ix.terms, ix.names, ix.lists, ix.free = terms, names, lists, free
@@ -319,6 +262,96 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	ix.docTerms, ix.docLen, ix.present = docTerms, docLen, present
 	ix.n, ix.totalLen = len(presentDocs), totalLen
 	return nil
+}
+
+// readLists carves the lists out of docs and codes and checks them: each
+// strictly ascending below nd, codes inside a table of nCodes, every escaped
+// posting with a value. It returns the sum of pairHash over the postings.
+func readLists(key uint64, lens, docs []uint32, codes []uint8, bigTF map[uint64]float64, nCodes, nd int) ([]postings, uint64, string) {
+	lists := make([]postings, len(lens))
+	var at, escaped int
+	var h uint64
+	for id, n32 := range lens {
+		n := int(n32)
+		if n > len(docs)-at {
+			return nil, 0, fmt.Sprintf("list %d overruns the postings", id)
+		}
+		l := &lists[id]
+		l.docs = docs[at : at+n : at+n]
+		l.codes = codes[at : at+n : at+n]
+		l.df = n
+		if n > 0 && int(l.docs[n-1]) >= nd {
+			return nil, 0, fmt.Sprintf("list %d names document %d of %d", id, l.docs[n-1], nd)
+		}
+		prev := int64(-1)
+		for i, d := range l.docs {
+			if int64(d) <= prev {
+				return nil, 0, fmt.Sprintf("list %d is out of order", id)
+			}
+			prev = int64(d)
+			switch c := l.codes[i]; {
+			case c == 0:
+				if _, ok := bigTF[tfKey(uint32(id), d)]; !ok {
+					return nil, 0, fmt.Sprintf("escaped posting (%d, %d) has no value", id, d)
+				}
+				escaped++
+			case int(c) > nCodes:
+				return nil, 0, fmt.Sprintf("code %d beyond the table of %d", c, nCodes)
+			}
+			h += pairHash(key, uint32(id), d)
+		}
+		at += n
+	}
+	if at != len(docs) {
+		return nil, 0, fmt.Sprintf("%d postings belong to no term", len(docs)-at)
+	}
+	if escaped != len(bigTF) {
+		return nil, 0, fmt.Sprintf("%d escaped values for %d escaped postings", len(bigTF), escaped)
+	}
+	return lists, h, ""
+}
+
+// readDocTerms carves each document's term list out of ids (counts[d] of
+// them for document d) and checks each is strictly ascending below nt. It
+// returns the sum of pairHash over the (term, doc) pairs.
+func readDocTerms(key uint64, counts, ids []uint32, nt int) ([][]uint32, uint64, string) {
+	docTerms := make([][]uint32, len(counts))
+	var at int
+	var h uint64
+	for d, c := range counts {
+		n := int(c)
+		if n > len(ids)-at {
+			return nil, 0, fmt.Sprintf("document %d's terms overrun the list", d)
+		}
+		own := ids[at : at+n : at+n]
+		prev := int64(-1)
+		for _, id := range own {
+			if int64(id) <= prev || int(id) >= nt {
+				return nil, 0, fmt.Sprintf("document %d's terms are out of order", d)
+			}
+			prev = int64(id)
+			h += pairHash(key, id, uint32(d))
+		}
+		if n > 0 {
+			docTerms[d] = own
+		}
+		at += n
+	}
+	if at != len(ids) {
+		return nil, 0, fmt.Sprintf("%d term ids belong to no document", len(ids)-at)
+	}
+	return docTerms, h, ""
+}
+
+// buildDict makes the dictionary of the non-empty names, each at most once.
+func buildDict(names []string, live int) (dict, string) {
+	d := newDict(live)
+	for id, name := range names {
+		if name != "" && !d.add(names, name, uint32(id)) {
+			return dict{}, fmt.Sprintf("term %q twice", name)
+		}
+	}
+	return d, ""
 }
 
 func writeParams(w *binenc.Writer, p Params) {
