@@ -3,6 +3,7 @@ package bm25
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"math"
 	"math/rand"
@@ -329,3 +330,82 @@ func TestPairHashSeparatesSets(t *testing.T) {
 }
 
 func mathBits(v float64) uint64 { return math.Float64bits(v) }
+
+// TestSnapshotRejectsInconsistent writes indexes broken in one way each
+// (every broken structure still encodes cleanly) and requires ReadSnapshot
+// to refuse them with ErrCorrupt.
+func TestSnapshotRejectsInconsistent(t *testing.T) {
+	p := Params{K1: 1.2, B: 0.75, FieldWeights: []float64{1, 0.5}}
+	build := func() *Index {
+		ix := New(p)
+		ix.maxCodes = 2
+		for d := range uint32(12) {
+			ix.Add(d, [][]string{{"a", "w" + strconv.Itoa(int(d%5))}, {"b", "b", "w" + strconv.Itoa(int(d%3))}})
+		}
+		ix.Remove(4)
+		return ix
+	}
+	list := func(ix *Index, term string) *postings {
+		id, _ := ix.terms.find(ix.names, term)
+		return &ix.lists[id]
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(ix *Index)
+	}{
+		{"posting moved to a document without the term", func(ix *Index) {
+			l := list(ix, "w1") // docs 1, 6, 11 (w1 in name) and 1, 7, 10 (text)
+			l.docs[0] = 0
+		}},
+		{"posting for a removed document", func(ix *Index) {
+			l := list(ix, "w2")
+			for i, d := range l.docs {
+				if d == 5 {
+					l.docs[i] = 4
+				}
+			}
+		}},
+		{"list out of order", func(ix *Index) {
+			l := list(ix, "a")
+			l.docs[1], l.docs[2] = l.docs[2], l.docs[1]
+		}},
+		{"list with a document twice", func(ix *Index) {
+			l := list(ix, "a")
+			l.docs[2] = l.docs[1]
+		}},
+		{"code beyond the table", func(ix *Index) { list(ix, "a").codes[0] = 9 }},
+		{"escape without a value", func(ix *Index) {
+			for k := range ix.bigTF {
+				delete(ix.bigTF, k)
+				return
+			}
+		}},
+		{"term list out of order", func(ix *Index) {
+			ids := ix.docTerms[3]
+			ids[0], ids[1] = ids[1], ids[0]
+		}},
+		{"term list missing a term", func(ix *Index) { ix.docTerms[3] = ix.docTerms[3][1:] }},
+		{"removed document with terms", func(ix *Index) { ix.docTerms[4] = slices.Clone(ix.docTerms[3]) }},
+		{"a name twice", func(ix *Index) {
+			a, _ := ix.terms.find(ix.names, "a")
+			b, _ := ix.terms.find(ix.names, "b")
+			ix.names[b] = ix.names[a]
+		}},
+		{"a frequency twice in the table", func(ix *Index) { ix.tfTab[2] = ix.tfTab[1] }},
+		{"a free id in use", func(ix *Index) { ix.free = append(ix.free, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := build()
+			if len(ix.bigTF) == 0 || ix.nCodes != 2 {
+				t.Fatalf("the fixture has %d escapes, %d codes", len(ix.bigTF), ix.nCodes)
+			}
+			if _, err := roundTrip(t, ix, p); err != nil {
+				t.Fatalf("intact: %v", err)
+			}
+			tc.mutate(ix)
+			if _, err := roundTrip(t, ix, p); !errors.Is(err, binenc.ErrCorrupt) {
+				t.Fatalf("got %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
