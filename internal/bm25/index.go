@@ -7,7 +7,12 @@ package bm25
 // find the document's postings (binary search in each list) and let a
 // replacement update in place the postings of the terms it keeps, so nothing
 // leaks as documents come and go. The lists' order makes probing a document
-// a binary search and intersecting with a sorted set a merge.
+// a binary search and intersecting with a sorted set a merge. The price is
+// on single writes: a posting inserted into or removed from the middle of a
+// list moves the rest of it (O(df) bytes; ~1 ms to replace a memory in a 1M
+// synthetic store, against ~50 µs with the unordered lists and positions of
+// snapshot version 1), while bulk loads, which add documents in ascending
+// order, only append.
 //
 // Weighted frequencies are few distinct values (a sum of field weights times
 // small counts), so the index interns them: codes 1..maxCodes name a value in
