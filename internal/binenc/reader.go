@@ -310,3 +310,34 @@ func (r *Reader) Verify() error {
 	}
 	return r.err
 }
+
+// StringsShared reads what Writer.Strings wrote, as Strings does, but carves
+// the strings out of a few 64 KiB buffers instead of allocating each one: for
+// many short strings that are kept together (a buffer lives while any of its
+// strings does).
+func (r *Reader) StringsShared() []string {
+	n := r.Count(8) // each string has at least its 8-byte length
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	var chunk []byte
+	for i := range out {
+		m := r.Count(1)
+		if r.err != nil {
+			return nil
+		}
+		if m == 0 {
+			continue
+		}
+		if m > len(chunk) {
+			chunk = make([]byte, max(m, int(min(64<<10, r.left))))
+		}
+		if !r.raw(chunk[:m]) {
+			return nil
+		}
+		out[i] = unsafe.String(&chunk[0], m)
+		chunk = chunk[m:]
+	}
+	return out
+}

@@ -210,3 +210,12 @@ var littleEndian = func() bool {
 	x := uint16(1)
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
+
+// RawBytes is RawUint32s for bytes: several slices written one after another
+// read back with Reader.Bytes after a count written with Uint64.
+func (w *Writer) RawBytes(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	w.raw(p)
+}

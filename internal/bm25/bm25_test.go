@@ -197,7 +197,7 @@ func TestRemoveAndReuse(t *testing.T) {
 	if ix.Len() != 2 {
 		t.Fatalf("Len = %d, want 2", ix.Len())
 	}
-	if _, ok := ix.terms["red"]; ok {
+	if _, ok := ix.terms.find(ix.names, "red"); ok {
 		t.Error(`term "red" survived the removal of its only document`)
 	}
 	ix.Add(0, [][]string{{"red"}, nil}) // reuse the number
@@ -239,12 +239,13 @@ func TestRemoveShrinksLists(t *testing.T) {
 	for d := range uint32(990) {
 		ix.Remove(d)
 	}
-	l := ix.lists[ix.terms["shared"]]
+	id, _ := ix.terms.find(ix.names, "shared")
+	l := ix.lists[id]
 	if len(l.docs) != 10 || cap(l.docs) > 64 {
 		t.Errorf("shared list: len %d cap %d, want 10 and a small capacity", len(l.docs), cap(l.docs))
 	}
-	if len(ix.terms) != 11 || len(ix.free) != 990 {
-		t.Errorf("terms %d, free ids %d; want 11 and 990", len(ix.terms), len(ix.free))
+	if ix.terms.n != 11 || len(ix.free) != 990 {
+		t.Errorf("terms %d, free ids %d; want 11 and 990", ix.terms.n, len(ix.free))
 	}
 	got := ix.Search([]string{"shared"}, nil, 20)
 	if len(got) != 10 || got[0].Doc != 990 || got[9].Doc != 999 {

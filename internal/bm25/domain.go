@@ -128,7 +128,7 @@ func (ix *Index) dfIn(id uint32, docs *docset.Set, size int) int {
 			return false
 		}
 		if ix.present[doc] {
-			if _, ok := findTerm(ix.docTerms[doc], id); ok {
+			if findTerm(ix.docTerms[doc], id) {
 				n++
 			}
 		}

@@ -1,6 +1,9 @@
 // Package bm25 is an in-memory inverted index that ranks documents by Okapi
 // BM25 over several weighted fields, the keyword leg of hybrid recall. Its
 // scores equal SQLite FTS5's bm25() (to rounding) when IDFRobertson is chosen.
+// Inverted lists are kept in document order with a one-byte code per posting
+// for the exact weighted term frequency (index.go); snapshots are flat arrays
+// read in bulk (snapshot.go).
 package bm25
 
 import "math"

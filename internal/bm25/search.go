@@ -13,9 +13,8 @@ import (
 // terms are walked first so that the long lists of common terms can often be
 // restricted to the candidates already found (MaxScore, Turtle & Flood 1995).
 
-// probeCost is the cost of scoring one term for one document by binary search
-// in its term list (about five steps and a cache miss for a typical memory),
-// in units of one posting visited.
+// probeCost is the cost of scoring one term for one document by a galloping
+// search in the term's (doc-ordered) list, in units of one posting visited.
 const probeCost = 8
 
 // Search ranks the documents matching any query term and returns the best k,
@@ -109,7 +108,7 @@ type qterm struct {
 func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int) ([]qterm, int) {
 	total := 0
 	for _, t := range query {
-		id, ok := ix.terms[t]
+		id, ok := ix.terms.find(ix.names, t)
 		if !ok {
 			continue
 		}
@@ -130,31 +129,66 @@ func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int
 	return dst, total
 }
 
-// addTerms adds the contributions of qts to doc's partial score s, in order.
+// addTerms adds the contributions of qts to doc's partial score s, in order,
+// finding doc in each term's list by binary search.
 func (ix *Index) addTerms(doc uint32, qts []qterm, sc scorer, s float64) float64 {
-	dts := ix.docTerms[doc]
 	norm := sc.norm(ix.docLen[doc])
 	for _, q := range qts {
-		i, ok := findTerm(dts, q.id)
-		if !ok || dts[i].pos == noPosting {
-			continue
+		l := &ix.lists[q.id]
+		if i, ok := slices.BinarySearch(l.docs, doc); ok {
+			s += term(q.w, ix.tf(l, q.id, i), norm)
 		}
-		s += term(q.w, ix.lists[q.id].tfs[dts[i].pos], norm)
 	}
 	return s
 }
 
-// searchAllowed scores each allowed document directly.
+// seek returns the first index i >= from with docs[i] >= d, galloping from
+// from, so a walk over ascending d costs O(log gap) a step.
+func seek(docs []uint32, from int, d uint32) int {
+	if from >= len(docs) || docs[from] >= d {
+		return from
+	}
+	lo, step := from, 1 // docs[lo] < d
+	hi := lo + step
+	for hi < len(docs) && docs[hi] < d {
+		lo = hi
+		step <<= 1
+		hi = lo + step
+	}
+	hi = min(hi, len(docs))
+	i, _ := slices.BinarySearch(docs[lo+1:hi], d)
+	return lo + 1 + i
+}
+
+// searchAllowed scores each allowed document directly, merging the allow
+// set (ascending) with each term's list: one cursor per term gallops to the
+// next allowed document.
 func (ix *Index) searchAllowed(qts []qterm, sc scorer, allow *docset.Set, k int) []Hit {
 	top := topK{k: k}
+	var buf [8]int
+	pos := buf[:0]
+	for range qts {
+		pos = append(pos, 0)
+	}
 	allow.ForEach(func(d uint32) bool {
 		if int(d) >= len(ix.present) {
 			return false
 		}
-		if ix.present[d] {
-			if s := ix.addTerms(d, qts, sc, 0); s > 0 {
-				top.push(Hit{Doc: d, Score: s})
+		if !ix.present[d] {
+			return true
+		}
+		norm := sc.norm(ix.docLen[d])
+		var s float64
+		for qi, q := range qts {
+			l := &ix.lists[q.id]
+			i := seek(l.docs, pos[qi], d)
+			pos[qi] = i
+			if i < len(l.docs) && l.docs[i] == d {
+				s += term(q.w, ix.tf(l, q.id, i), norm)
 			}
+		}
+		if s > 0 {
+			top.push(Hit{Doc: d, Score: s})
 		}
 		return true
 	})
@@ -188,7 +222,7 @@ func (ix *Index) searchPostings(qts []qterm, sc scorer, allow *docset.Set, k int
 	acc, touched := a.acc, a.touched[:0]
 	for i, q := range qts {
 		l := &ix.lists[q.id]
-		touched = accumulate(acc, touched, l, ix.docLen, q.w, sc, allow)
+		touched = ix.accumulate(acc, touched, l, q, sc, allow)
 		remaining -= len(l.docs)
 		rest := qts[i+1:]
 		if prune && len(rest) > 0 && len(touched) >= k && len(touched) < remaining &&
@@ -211,24 +245,37 @@ func (ix *Index) searchPostings(qts []qterm, sc scorer, allow *docset.Set, k int
 
 // finish adds the remaining terms' contributions, in canonical order, to the
 // candidates only (the documents with a non-zero accumulator): per term,
-// either by probing each candidate's term list or, when the inverted list is
-// the shorter walk, by scanning it and skipping non-candidates.
+// either by merging the candidates (sorted once) with the inverted list,
+// galloping, or, when the list is the shorter walk, by scanning it and
+// skipping non-candidates.
 func (ix *Index) finish(acc []float64, touched []uint32, rest []qterm, sc scorer) {
+	sorted := false
 	for _, q := range rest {
 		l := &ix.lists[q.id]
-		tfs := l.tfs[:len(l.docs)]
+		codes := l.codes[:len(l.docs)]
 		if len(touched)*probeCost < len(l.docs) {
+			if !sorted {
+				slices.Sort(touched)
+				sorted = true
+			}
+			i := 0
 			for _, d := range touched {
-				dts := ix.docTerms[d]
-				if i, ok := findTerm(dts, q.id); ok && dts[i].pos != noPosting {
-					acc[d] += term(q.w, tfs[dts[i].pos], sc.norm(ix.docLen[d]))
+				if i = seek(l.docs, i, d); i == len(l.docs) {
+					break
+				}
+				if l.docs[i] == d {
+					acc[d] += term(q.w, ix.tf(l, q.id, i), sc.norm(ix.docLen[d]))
 				}
 			}
 			continue
 		}
 		for i, d := range l.docs {
 			if acc[d] != 0 {
-				acc[d] += term(q.w, tfs[i], sc.norm(ix.docLen[d]))
+				tf := ix.tfTab[codes[i]]
+				if tf == 0 {
+					tf = ix.bigTF[tfKey(q.id, d)]
+				}
+				acc[d] += term(q.w, tf, sc.norm(ix.docLen[d]))
 			}
 		}
 	}
@@ -238,12 +285,16 @@ func (ix *Index) finish(acc []float64, touched []uint32, rest []qterm, sc scorer
 // document (those in allow, when allow is non-nil), recording first touches.
 // Every contribution is > 0 (Params' bounds rule out underflow), so a zero
 // accumulator means untouched and touched holds no duplicates.
-func accumulate(acc []float64, touched []uint32, l *postings, docLen []uint32, w float64, sc scorer, allow *docset.Set) []uint32 {
-	docs := l.docs
-	tfs := l.tfs[:len(docs)]
+func (ix *Index) accumulate(acc []float64, touched []uint32, l *postings, q qterm, sc scorer, allow *docset.Set) []uint32 {
+	docs, docLen, tab, w := l.docs, ix.docLen, &ix.tfTab, q.w
+	codes := l.codes[:len(docs)]
 	if allow == nil {
 		for i, d := range docs {
-			s := term(w, tfs[i], sc.norm(docLen[d]))
+			tf := tab[codes[i]]
+			if tf == 0 { // escaped
+				tf = ix.bigTF[tfKey(q.id, d)]
+			}
+			s := term(w, tf, sc.norm(docLen[d]))
 			if acc[d] == 0 {
 				touched = append(touched, d)
 			}
@@ -255,7 +306,11 @@ func accumulate(acc []float64, touched []uint32, l *postings, docLen []uint32, w
 		if !allow.Has(d) {
 			continue
 		}
-		s := term(w, tfs[i], sc.norm(docLen[d]))
+		tf := tab[codes[i]]
+		if tf == 0 {
+			tf = ix.bigTF[tfKey(q.id, d)]
+		}
+		s := term(w, tf, sc.norm(docLen[d]))
 		if acc[d] == 0 {
 			touched = append(touched, d)
 		}

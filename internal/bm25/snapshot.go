@@ -1,22 +1,29 @@
 package bm25
 
 // Snapshots: the index written to and read back from a binenc stream, so a
-// store opens without re-tokenizing every document. Inverted lists are written
-// flat, in term-id order and in their in-memory (unordered) order, so a loaded
-// index is the same structure, posting for posting, as the one written; each
-// document's term list is rebuilt from the lists rather than trusted.
+// store opens without re-tokenizing every document. Every structure is
+// written flat, as it is in memory, and read back with bulk reads into a few
+// large arrays that the lists and term lists are carved out of: loading costs
+// O(terms + documents) allocations and one sequential pass over the postings
+// to validate them. Validation keeps a corrupt snapshot from becoming an
+// index that later misbehaves: every list strictly ascending over indexed
+// documents, every term list strictly ascending over live terms, codes inside
+// the table, and the two views of the (document, term) pairs the same set,
+// checked by comparing a keyed hash summed over each (the key is random per
+// load, so no file can be made to collide).
 
 import (
-	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/engram-memory/engram/internal/binenc"
 )
 
 // snapshotVersion changes whenever the layout below does.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 // WriteSnapshot writes the index to w. The caller holds at least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
@@ -33,19 +40,19 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	}
 	w.Uint32s(present)
 	w.Int64(ix.totalLen)
+	w.Float64s(ix.tfTab[1 : 1+ix.nCodes])
 
-	// Per term: its document frequency and its posting count, then every
-	// list's docs and weighted frequencies end to end, then the documents that
-	// hold a term only in zero-weight fields (they count in df, with no posting).
-	dfs := make([]uint32, len(ix.lists))
+	// Per term its posting count, then every list's docs and codes end to
+	// end; the escaped postings' values by (term, doc); the documents that
+	// hold a term only in zero-weight fields (they count in df, with no
+	// posting) as (term, doc) pairs; per document its term count, then every
+	// document's term ids end to end.
 	lens := make([]uint32, len(ix.lists))
 	var total int
 	for id := range ix.lists {
-		dfs[id] = uint32(ix.lists[id].df)
 		lens[id] = uint32(len(ix.lists[id].docs))
 		total += len(ix.lists[id].docs)
 	}
-	w.Uint32s(dfs)
 	w.Uint32s(lens)
 	w.Uint64(uint64(total))
 	for id := range ix.lists {
@@ -53,17 +60,55 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	}
 	w.Uint64(uint64(total))
 	for id := range ix.lists {
-		w.RawFloat64s(ix.lists[id].tfs)
+		w.RawBytes(ix.lists[id].codes)
 	}
+	keys := make([]uint64, 0, len(ix.bigTF))
+	for k := range ix.bigTF {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	vals := make([]float64, len(keys))
+	for i, k := range keys {
+		vals[i] = ix.bigTF[k]
+	}
+	w.Uint64s(keys)
+	w.Float64s(vals)
+	// A term without a posting needs a zero-weight field, so without one
+	// there is nothing to look for.
 	var zero []uint32 // pairs: term, doc
-	for doc, dts := range ix.docTerms {
-		for _, dt := range dts {
-			if dt.pos == noPosting {
-				zero = append(zero, dt.term, uint32(doc))
+	hasZero := slices.Contains(ix.p.FieldWeights, 0)
+	counts := make([]uint32, len(ix.docTerms))
+	var terms int
+	for doc, ids := range ix.docTerms {
+		counts[doc] = uint32(len(ids))
+		terms += len(ids)
+		for _, id := range ids {
+			if !hasZero {
+				break
+			}
+			if _, ok := slices.BinarySearch(ix.lists[id].docs, uint32(doc)); !ok {
+				zero = append(zero, id, uint32(doc))
 			}
 		}
 	}
 	w.Uint32s(zero)
+	w.Uint32s(counts)
+	w.Uint64(uint64(terms))
+	for _, ids := range ix.docTerms {
+		w.RawUint32s(ids)
+	}
+}
+
+// pairHash is a keyed hash of a (term, doc) pair: summed over a set of
+// pairs, it tells two sets apart except with negligible probability.
+func pairHash(key uint64, term, doc uint32) uint64 {
+	x := (uint64(term)<<32 | uint64(doc)) ^ key
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
 }
 
 // ReadSnapshot replaces the contents of ix, which must be empty, with an index
@@ -80,21 +125,26 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	if p := readParams(r); r.Err() == nil && !sameParams(p, ix.p) {
 		r.Corruptf("bm25 snapshot parameters %+v differ from %+v", p, ix.p)
 	}
-	names := r.Strings()
+	names := r.StringsShared()
 	free := r.Uint32s()
 	docLen := r.Uint32s()
 	presentDocs := r.Uint32s()
 	totalLen := r.Int64()
-	dfs := r.Uint32s()
+	tab := r.Float64s()
 	lens := r.Uint32s()
 	docs := r.Uint32s()
-	tfs := r.Float64s()
+	codes := r.Bytes()
+	escKeys := r.Uint64s()
+	escVals := r.Float64s()
 	zero := r.Uint32s()
+	counts := r.Uint32s()
+	termIDs := r.Uint32s()
 	if r.Err() != nil {
 		return r.Err()
 	}
 	nt, nd := len(names), len(docLen)
-	if len(dfs) != nt || len(lens) != nt || len(docs) != len(tfs) || len(zero)%2 != 0 {
+	if len(lens) != nt || len(docs) != len(codes) || len(escKeys) != len(escVals) ||
+		len(zero)%2 != 0 || len(counts) != nd || len(tab) > ix.maxCodes {
 		r.Corruptf("bm25 snapshot array lengths disagree")
 		return r.Err()
 	}
@@ -114,20 +164,63 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 		return r.Err()
 	}
 	for d, ok := range present {
-		if !ok && docLen[d] != 0 {
-			r.Corruptf("bm25 snapshot: absent document %d has a length", d)
+		if !ok && (docLen[d] != 0 || counts[d] != 0) {
+			r.Corruptf("bm25 snapshot: absent document %d has a length or terms", d)
 			return r.Err()
 		}
 	}
 
-	// Count each document's terms, then carve its list out of one array.
-	perDoc := make([]uint32, nd)
-	for _, d := range docs {
-		if int(d) >= nd || !present[d] {
-			r.Corruptf("bm25 snapshot: posting for absent document %d", d)
+	// The frequency table and the escaped values.
+	tfCode := make(map[uint64]uint8, len(tab))
+	for i, v := range tab {
+		if !(v > 0) || math.IsInf(v, 0) {
+			r.Corruptf("bm25 snapshot: bad frequency %v in the table", v)
 			return r.Err()
 		}
-		perDoc[d]++
+		if _, dup := tfCode[math.Float64bits(v)]; dup {
+			r.Corruptf("bm25 snapshot: frequency %v twice in the table", v)
+			return r.Err()
+		}
+		tfCode[math.Float64bits(v)] = uint8(i + 1)
+	}
+	var bigTF map[uint64]float64
+	if len(escKeys) > 0 {
+		bigTF = make(map[uint64]float64, len(escKeys))
+		for i, k := range escKeys {
+			if v := escVals[i]; !(v > 0) || math.IsInf(v, 0) || (i > 0 && k <= escKeys[i-1]) {
+				r.Corruptf("bm25 snapshot: bad escaped frequency %d", i)
+				return r.Err()
+			}
+			bigTF[k] = escVals[i]
+		}
+	}
+
+	// Three independent passes, the dictionary and the documents' term lists
+	// on their own goroutines: each returns "" or what is wrong.
+	key := rand.Uint64()
+	var (
+		wg                  sync.WaitGroup
+		terms               dict
+		docTerms            [][]uint32
+		hTerms              uint64
+		dictErr, docTermErr string
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		terms, dictErr = buildDict(names, nt-len(free))
+	}()
+	go func() {
+		defer wg.Done()
+		docTerms, hTerms, docTermErr = readDocTerms(key, counts, termIDs, nt)
+	}()
+	lists, hPost, listErr := readLists(key, lens, docs, codes, bigTF, len(tab), nd)
+	wg.Wait()
+	for _, e := range []string{listErr, docTermErr, dictErr} {
+		if e != "" {
+			r.Corruptf("bm25 snapshot: %s", e)
+			return r.Err()
+		}
 	}
 	for i := 0; i < len(zero); i += 2 {
 		t, d := zero[i], zero[i+1]
@@ -135,84 +228,19 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 			r.Corruptf("bm25 snapshot: bad zero-weight entry (%d, %d)", t, d)
 			return r.Err()
 		}
-		perDoc[d]++
+		lists[t].df++
+		hPost += pairHash(key, t, d)
 	}
-	backing := make([]docTerm, len(docs)+len(zero)/2)
-	docTerms := make([][]docTerm, nd)
-	var off int
-	for d, c := range perDoc {
-		if c > 0 {
-			docTerms[d] = backing[off : off : off+int(c)]
-			off += int(c)
-		}
-	}
-
-	lists := make([]postings, nt)
-	terms := make(map[string]uint32, nt-len(free))
-	zeroDF := make([]uint32, nt)
-	for i := 0; i < len(zero); i += 2 {
-		zeroDF[zero[i]]++
-	}
-	var at int
-	for id := range nt {
-		n := int(lens[id])
-		if n > len(docs)-at {
-			r.Corruptf("bm25 snapshot: list %d overruns the postings", id)
-			return r.Err()
-		}
-		l := &lists[id]
-		l.docs = docs[at : at+n : at+n]
-		l.tfs = tfs[at : at+n : at+n]
-		l.df = int(dfs[id])
-		if uint64(l.df) != uint64(n)+uint64(zeroDF[id]) {
-			r.Corruptf("bm25 snapshot: term %d has df %d but %d postings", id, l.df, uint64(n)+uint64(zeroDF[id]))
-			return r.Err()
-		}
-		name := names[id]
-		if (name == "") != (l.df == 0) {
-			r.Corruptf("bm25 snapshot: term %d is half free", id)
-			return r.Err()
-		}
-		if name != "" {
-			if _, dup := terms[name]; dup {
-				r.Corruptf("bm25 snapshot: term %q twice", name)
-				return r.Err()
-			}
-			terms[name] = uint32(id)
-		}
-		for pos, d := range l.docs {
-			if !(l.tfs[pos] > 0) || math.IsInf(l.tfs[pos], 0) {
-				r.Corruptf("bm25 snapshot: bad frequency in term %d", id)
-				return r.Err()
-			}
-			dts := docTerms[d]
-			if k := len(dts); k > 0 && dts[k-1].term == uint32(id) {
-				r.Corruptf("bm25 snapshot: document %d twice in term %d", d, id)
-				return r.Err()
-			}
-			docTerms[d] = append(dts, docTerm{term: uint32(id), pos: uint32(pos)})
-		}
-		at += n
-	}
-	if at != len(docs) {
-		r.Corruptf("bm25 snapshot: %d postings belong to no term", len(docs)-at)
+	// The two views of the (term, doc) pairs are the same set: every posting
+	// is in its document's term list (so its document is indexed, since an
+	// absent one has no terms) and every term of a document has a posting or
+	// a zero-weight entry.
+	if hPost != hTerms || len(termIDs) != len(docs)+len(zero)/2 {
+		r.Corruptf("bm25 snapshot: the documents' terms and the postings disagree")
 		return r.Err()
 	}
-	if len(zero) > 0 {
-		for i := 0; i < len(zero); i += 2 {
-			t, d := zero[i], zero[i+1]
-			docTerms[d] = append(docTerms[d], docTerm{term: t, pos: noPosting})
-		}
-		for d, dts := range docTerms {
-			slices.SortFunc(dts, func(a, b docTerm) int { return cmp.Compare(a.term, b.term) })
-			for i := 1; i < len(dts); i++ {
-				if dts[i].term == dts[i-1].term {
-					r.Corruptf("bm25 snapshot: document %d holds term %d twice", d, dts[i].term)
-					return r.Err()
-				}
-			}
-		}
-	}
+
+	// The terms: named iff some document holds them; the free ids listed.
 	isFree := make([]bool, nt)
 	for _, id := range free {
 		if int(id) >= nt || names[id] != "" || isFree[id] {
@@ -222,16 +250,108 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 		isFree[id] = true
 	}
 	for id, name := range names {
-		if name == "" && !isFree[id] {
-			r.Corruptf("bm25 snapshot: free term %d is not listed", id)
+		if (name == "") != (lists[id].df == 0) || (name == "") != isFree[id] {
+			r.Corruptf("bm25 snapshot: term %d is half free", id)
 			return r.Err()
 		}
 	}
 
 	ix.terms, ix.names, ix.lists, ix.free = terms, names, lists, free
+	ix.nCodes, ix.tfCode, ix.bigTF = len(tab), tfCode, bigTF
+	copy(ix.tfTab[1:], tab)
 	ix.docTerms, ix.docLen, ix.present = docTerms, docLen, present
 	ix.n, ix.totalLen = len(presentDocs), totalLen
 	return nil
+}
+
+// readLists carves the lists out of docs and codes and checks them: each
+// strictly ascending below nd, codes inside a table of nCodes, every escaped
+// posting with a value. It returns the sum of pairHash over the postings.
+func readLists(key uint64, lens, docs []uint32, codes []uint8, bigTF map[uint64]float64, nCodes, nd int) ([]postings, uint64, string) {
+	lists := make([]postings, len(lens))
+	var at, escaped int
+	var h uint64
+	for id, n32 := range lens {
+		n := int(n32)
+		if n > len(docs)-at {
+			return nil, 0, fmt.Sprintf("list %d overruns the postings", id)
+		}
+		l := &lists[id]
+		l.docs = docs[at : at+n : at+n]
+		l.codes = codes[at : at+n : at+n]
+		l.df = n
+		if n > 0 && int(l.docs[n-1]) >= nd {
+			return nil, 0, fmt.Sprintf("list %d names document %d of %d", id, l.docs[n-1], nd)
+		}
+		prev := int64(-1)
+		for i, d := range l.docs {
+			if int64(d) <= prev {
+				return nil, 0, fmt.Sprintf("list %d is out of order", id)
+			}
+			prev = int64(d)
+			switch c := l.codes[i]; {
+			case c == 0:
+				if _, ok := bigTF[tfKey(uint32(id), d)]; !ok {
+					return nil, 0, fmt.Sprintf("escaped posting (%d, %d) has no value", id, d)
+				}
+				escaped++
+			case int(c) > nCodes:
+				return nil, 0, fmt.Sprintf("code %d beyond the table of %d", c, nCodes)
+			}
+			h += pairHash(key, uint32(id), d)
+		}
+		at += n
+	}
+	if at != len(docs) {
+		return nil, 0, fmt.Sprintf("%d postings belong to no term", len(docs)-at)
+	}
+	if escaped != len(bigTF) {
+		return nil, 0, fmt.Sprintf("%d escaped values for %d escaped postings", len(bigTF), escaped)
+	}
+	return lists, h, ""
+}
+
+// readDocTerms carves each document's term list out of ids (counts[d] of
+// them for document d) and checks each is strictly ascending below nt. It
+// returns the sum of pairHash over the (term, doc) pairs.
+func readDocTerms(key uint64, counts, ids []uint32, nt int) ([][]uint32, uint64, string) {
+	docTerms := make([][]uint32, len(counts))
+	var at int
+	var h uint64
+	for d, c := range counts {
+		n := int(c)
+		if n > len(ids)-at {
+			return nil, 0, fmt.Sprintf("document %d's terms overrun the list", d)
+		}
+		own := ids[at : at+n : at+n]
+		prev := int64(-1)
+		for _, id := range own {
+			if int64(id) <= prev || int(id) >= nt {
+				return nil, 0, fmt.Sprintf("document %d's terms are out of order", d)
+			}
+			prev = int64(id)
+			h += pairHash(key, id, uint32(d))
+		}
+		if n > 0 {
+			docTerms[d] = own
+		}
+		at += n
+	}
+	if at != len(ids) {
+		return nil, 0, fmt.Sprintf("%d term ids belong to no document", len(ids)-at)
+	}
+	return docTerms, h, ""
+}
+
+// buildDict makes the dictionary of the non-empty names, each at most once.
+func buildDict(names []string, live int) (dict, string) {
+	d := newDict(live)
+	for id, name := range names {
+		if name != "" && !d.add(names, name, uint32(id)) {
+			return dict{}, fmt.Sprintf("term %q twice", name)
+		}
+	}
+	return d, ""
 }
 
 func writeParams(w *binenc.Writer, p Params) {
