@@ -492,3 +492,21 @@ func TestPreciseQuery(t *testing.T) {
 		t.Fatalf("zero vector: scale %v", q.scale)
 	}
 }
+
+// TestRescoreCut: with ef above the store's size the walk reaches every node,
+// so the only approximation left is the two-stage rescore (the best
+// max(4k, 40) by int8 cosine rescored in float32): it must still return
+// exactly brute force's hits, cosines and order.
+func TestRescoreCut(t *testing.T) {
+	n := 3000
+	docs, qs := synthVectors(n, 64, 60)
+	vi, g := build(t, docs, Params{M: 8})
+	for i, q := range qs {
+		for _, k := range []int{1, 10, 25} {
+			got, path := SearchVectors(g, vi, q, nil, k, Policy{ExactBelow: -1, Ef: 2 * n})
+			if want := bruteForce(vi, q, nil, k); path != PathGraph || !slices.Equal(got, want) {
+				t.Fatalf("query %d k %d (path %d):\n got %v\nwant %v", i, k, path, got, want)
+			}
+		}
+	}
+}
