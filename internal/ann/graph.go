@@ -103,6 +103,15 @@ type Graph struct {
 // minDegree is the fewest links selectNeighbours keeps when it has the candidates.
 func (g *Graph) minDegree() int { return g.p.M }
 
+// pruneAlpha relaxes the heuristic as Vamana's α does: c is pruned when a
+// kept node is closer to it than the base node by a factor α (distance 1 −
+// cosine); α 1 is HNSW's rule, larger keeps more long links.
+var pruneAlpha float32 = 1.15
+
+// overflowSlack: an overflowing list is pruned to at most capacity −
+// capacity/overflowSlack links, so that the next few are appends.
+var overflowSlack = 8
+
 // scratch is selectNeighbours' working memory: up to m0 widened code rows.
 type scratch struct {
 	rows  []int16
@@ -445,7 +454,7 @@ func (g *Graph) addLink(src Source, e uint32, l int, n uint32, s float32, sc *sc
 	}
 	cs = append(cs, cand{n, s})
 	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.sim, a.sim) }) // best first
-	kept := g.selectNeighbours(src, cs, capacity, sc)
+	kept := g.selectNeighbours(src, cs, capacity-capacity/overflowSlack, sc)
 	if l == 0 {
 		o := int(e) * g.m0
 		for i, c := range kept {
@@ -485,7 +494,7 @@ func (g *Graph) selectNeighbours(src Source, cs []cand, keep int, sc *scratch) [
 		ok := true
 		for i := range chosen {
 			q := query{codes: sc.rows[i*g.dim : (i+1)*g.dim], scale: sc.scale[i]}
-			if g.sim(src, q, c.node) > c.sim {
+			if pruneAlpha*(1-g.sim(src, q, c.node)) < 1-c.sim {
 				ok = false
 				break
 			}

@@ -90,7 +90,13 @@ func TestHarness(t *testing.T) {
 	if v, _ := strconv.Atoi(os.Getenv("ENGRAM_ANN_SEEDBEAM")); v > 0 {
 		seedBeam = v
 	}
-	t.Logf("seedBeam %d", seedBeam)
+	if v, err := strconv.ParseFloat(os.Getenv("ENGRAM_ANN_ALPHA"), 32); err == nil {
+		pruneAlpha = float32(v)
+	}
+	if v, _ := strconv.Atoi(os.Getenv("ENGRAM_ANN_SLACK")); v > 0 {
+		overflowSlack = v
+	}
+	t.Logf("seedBeam %d alpha %v slack %d", seedBeam, pruneAlpha, overflowSlack)
 	g := New(dim, p)
 	gpath := filepath.Join(os.TempDir(), fmt.Sprintf("engram-ann-harness-%d-M%d-efc%d-%s.graph", n, g.p.M, g.p.EfConstruction, os.Getenv("ENGRAM_ANN_TAG")))
 	if b, err := os.ReadFile(gpath); err == nil {
