@@ -190,7 +190,9 @@ func TestRecallPerSelectivity(t *testing.T) {
 		if recall < c.floor {
 			t.Errorf("selectivity %v: recall@10 %.4f, want ≥ %v", c.sel, recall, c.floor)
 		}
-		if c.graph && paths[PathGraph] < queries*9/10 {
+		// A walk over a filter of a few hundred scores more nodes than it
+		// allows and rightly falls back (the -short size's 10%).
+		if c.graph && n*int(c.sel*1000) >= 1000*1000 && paths[PathGraph] < queries*9/10 {
 			t.Errorf("selectivity %v: graph answered only %d of %d queries", c.sel, paths[PathGraph], queries)
 		}
 	}

@@ -17,17 +17,27 @@ import (
 
 // Defaults, from sweeps on synthetic 512-d embeddings (internal/synth)
 // searched with short text queries, the hard case (queries unlike any stored
-// text, top-10 cosines ~1e-4 apart), on two cores. At 30k, M 16 and
-// efConstruction 100 gave recall@10 0.977 at ef 128 and 0.988 at ef 256
-// (efConstruction 64: 0.899 at ef 128; M 24 no better and slower). At 100k
-// (TestHarness, 100 queries): efConstruction 100 gave 0.920 / 0.951 / 0.970
-// at ef 256 / 512 / 1024; pruning an overflowing list with the neighbour
-// heuristic instead of dropping one redundant link, 0.932 / 0.960 / 0.981;
-// efConstruction 150 then 0.945 / 0.978 / 0.988 (200: the same, and slower
-// to build). Filling every list to 2·M with the closest candidates (keeping
-// the pruned ones) fell to 0.867 at ef 512. Seeding layer 0 from a beam of 64
-// over layer 1 (seedBeam) rather than one greedy node is worth 0.03 at ef
-// 256; a beam of 256 another 0.03, at about the cost of doubling ef.
+// text, top-10 cosines ~1e-4 apart), on two shared cores (load 4–7, so
+// timings are loose; recall is not). At 30k, M 16 and efConstruction 100
+// gave recall@10 0.977 at ef 128 and 0.988 at ef 256 (efConstruction 64:
+// 0.899 at ef 128; M 24 no better and slower). At 100k (TestHarness, 100
+// queries; recall@10 at ef 256 / 512 / 1024 unless said):
+//   - efConstruction 100, the plain heuristic, a full list dropping one
+//     redundant link: 0.920 / 0.951 / 0.970, build 58 s CPU;
+//   - a full list pruned by the heuristic instead: 0.932 / 0.960 / 0.981;
+//     efConstruction 150: 0.945 / 0.978 / 0.988 (200: the same);
+//   - the heuristic with α 1.15 (pruneAlpha): 0.971 / 0.985 at ef 256 / 512
+//     (α 1.3: 0.925 / 0.965), but a list pruned back to capacity then prunes
+//     on every later link (build 104 s CPU);
+//   - pruned to 28 of 32 (overflowSlack): 0.950 / 0.986 / 0.988 at ef 256 /
+//     512 / 768, build 59 s CPU: the defaults.
+//
+// Filling every list to 2·M with the closest candidates fell to 0.867 at ef
+// 512, and capping the heuristic's input at 2·keep candidates to 0.924.
+// Seeding layer 0 from a beam of 64 over layer 1 (seedBeam) rather than one
+// greedy node is worth 0.03 at ef 256; a beam of 256 another 0.03, at about
+// the cost of doubling ef. Recall falls with size at a fixed ef: at 300k
+// (efConstruction 150, α 1) 0.882 at ef 512, 0.916 at 1024.
 const (
 	// DefaultM is the neighbours a node keeps on the upper layers; layer 0
 	// keeps 2·M, as the HNSW paper recommends.
@@ -444,10 +454,9 @@ func (g *Graph) addLink(src Source, e uint32, l int, n uint32, s float32, sc *sc
 		return
 	}
 	// Overflow: prune the capacity+1 candidates (e's links and n) with the
-	// neighbour heuristic, as HNSW does, which usually keeps well under
-	// capacity, so the next few links are plain appends: one heuristic pass
-	// (a few hundred kernel calls) per several links instead of a search for
-	// a redundant link on every one.
+	// neighbour heuristic, as HNSW does, to at most 7/8 of capacity, so the
+	// next few links are plain appends: one heuristic pass (a few hundred
+	// kernel calls) per several links, not one on every link of a hub.
 	cs := make([]cand, 0, len(links)+1)
 	for i, x := range links {
 		cs = append(cs, cand{x, sims[i]})
@@ -473,9 +482,9 @@ func (g *Graph) addLink(src Source, e uint32, l int, n uint32, s float32, sc *sc
 
 // selectNeighbours is the HNSW neighbour heuristic (the paper's algorithm 4,
 // without keeping pruned candidates): take candidates most similar first,
-// keeping one only when it is more similar to the base node than to every one
-// kept so far, so links spread in direction instead of bunching in one
-// cluster. cs must be most similar first.
+// keeping one only when no node kept so far is closer to it than the base
+// node by a factor pruneAlpha (distance 1 − cosine), so links spread in
+// direction instead of bunching in one cluster. cs must be most similar first.
 func (g *Graph) selectNeighbours(src Source, cs []cand, keep int, sc *scratch) []cand {
 	if len(cs) <= keep {
 		return cs
