@@ -17,18 +17,33 @@ import (
 
 // Defaults, from sweeps on synthetic 512-d embeddings (internal/synth)
 // searched with short text queries, the hard case (queries unlike any stored
-// text), on two cores at load 7–12. At 30k, M 16 and efConstruction 100 gave
-// recall@10 0.977 at ef 128 and 0.988 at ef 256 (efConstruction 64: 0.899 at
-// ef 128; M 24 no better and slower). At 100k recall falls with ef 256 to
-// 0.87 (0.96 at ef 1024, 0.99 at 2048); seeding layer 0 from a beam of 64 over
-// layer 1 (seedBeam) raised it to 0.920 at ef 256 and 0.951 at ef 512, at 1.1
-// and 1.8 ms a search against 7 ms for the exact scan.
+// text, top-10 cosines ~1e-4 apart), on two shared cores (load 4–7, so
+// timings are loose; recall is not). At 30k, M 16 and efConstruction 100
+// gave recall@10 0.977 at ef 128 and 0.988 at ef 256 (efConstruction 64:
+// 0.899 at ef 128; M 24 no better and slower). At 100k (TestHarness, 100
+// queries; recall@10 at ef 256 / 512 / 1024 unless said):
+//   - efConstruction 100, the plain heuristic, a full list dropping one
+//     redundant link: 0.920 / 0.951 / 0.970, build 58 s CPU;
+//   - a full list pruned by the heuristic instead: 0.932 / 0.960 / 0.981;
+//     efConstruction 150: 0.945 / 0.978 / 0.988 (200: the same);
+//   - the heuristic with α 1.15 (pruneAlpha): 0.971 / 0.985 at ef 256 / 512
+//     (α 1.3: 0.925 / 0.965), but a list pruned back to capacity then prunes
+//     on every later link (build 104 s CPU);
+//   - pruned to 28 of 32 (overflowSlack): 0.950 / 0.986 / 0.988 at ef 256 /
+//     512 / 768, build 59 s CPU: the defaults.
+//
+// Filling every list to 2·M with the closest candidates fell to 0.867 at ef
+// 512, and capping the heuristic's input at 2·keep candidates to 0.924.
+// Seeding layer 0 from a beam of 64 over layer 1 (seedBeam) rather than one
+// greedy node is worth 0.03 at ef 256; a beam of 256 another 0.03, at about
+// the cost of doubling ef. Recall falls with size at a fixed ef: at 300k
+// (efConstruction 150, α 1) 0.882 at ef 512, 0.916 at 1024.
 const (
 	// DefaultM is the neighbours a node keeps on the upper layers; layer 0
 	// keeps 2·M, as the HNSW paper recommends.
 	DefaultM = 16
 	// DefaultEfConstruction is the candidate list of an insert's search.
-	DefaultEfConstruction = 100
+	DefaultEfConstruction = 150
 	// DefaultEf is the candidate list of a query (at least k).
 	DefaultEf = 512
 	// maxLevel bounds a node's level (a level is drawn with P(≥l) = M^-l, so
@@ -98,6 +113,15 @@ type Graph struct {
 // minDegree is the fewest links selectNeighbours keeps when it has the candidates.
 func (g *Graph) minDegree() int { return g.p.M }
 
+// pruneAlpha relaxes the heuristic as Vamana's α does: c is pruned when a
+// kept node is closer to it than the base node by a factor α (distance 1 −
+// cosine); α 1 is HNSW's rule, larger keeps more long links.
+var pruneAlpha float32 = 1.15
+
+// overflowSlack: an overflowing list is pruned to at most capacity −
+// capacity/overflowSlack links, so that the next few are appends.
+var overflowSlack = 8
+
 // scratch is selectNeighbours' working memory: up to m0 widened code rows.
 type scratch struct {
 	rows  []int16
@@ -151,6 +175,27 @@ func (g *Graph) code(src Source, n uint32) ([]int8, float32) {
 type query struct {
 	codes []int16
 	scale float32
+}
+
+// preciseQuery quantises a unit vector to int16 codes, as fine as the
+// integer kernel's int32 sums allow (|Σ q·c| ≤ dim·qmax·127 < 2³¹), so that
+// a walk ranks nodes by the error of their codes alone, not the query's too.
+func preciseQuery(qn []float32) query {
+	qmax := math.Floor(min(32767, float64(math.MaxInt32)/(127*float64(max(1, len(qn))))))
+	var m float32
+	for _, x := range qn {
+		m = max(m, float32(math.Abs(float64(x))))
+	}
+	q := query{codes: make([]int16, len(qn))}
+	if m == 0 {
+		return q
+	}
+	scale := float64(m) / qmax
+	for i, x := range qn {
+		q.codes[i] = int16(max(-qmax, min(qmax, math.Round(float64(x)/scale))))
+	}
+	q.scale = float32(scale)
+	return q
 }
 
 func queryOf(c []int8, s float32) query {
@@ -408,38 +453,17 @@ func (g *Graph) addLink(src Source, e uint32, l int, n uint32, s float32, sc *sc
 		}
 		return
 	}
-	// Overflow: drop one of the capacity+1 candidates (e's links and n):
-	// the least similar to e that is redundant — more similar to another,
-	// better candidate than to e, so a path through that one remains —
-	// else the least similar. The list stays diverse at a few kernel calls
-	// per overflow instead of a full heuristic pass (Lucene's HNSW prunes
-	// the same way).
+	// Overflow: prune the capacity+1 candidates (e's links and n) with the
+	// neighbour heuristic, as HNSW does, to at most 7/8 of capacity, so the
+	// next few links are plain appends: one heuristic pass (a few hundred
+	// kernel calls) per several links, not one on every link of a hub.
 	cs := make([]cand, 0, len(links)+1)
 	for i, x := range links {
 		cs = append(cs, cand{x, sims[i]})
 	}
 	cs = append(cs, cand{n, s})
-	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(a.sim, b.sim) }) // worst first
-	drop := 0
-	if len(sc.rows) < g.dim {
-		sc.rows = make([]int16, g.m0*g.dim)
-		sc.scale = make([]float32, g.m0)
-	}
-find:
-	for i, c := range cs[:len(cs)/2] {
-		cc, cs0 := g.code(src, c.node)
-		q := query{codes: sc.rows[:g.dim], scale: cs0}
-		for j, x := range cc[:g.dim] {
-			q.codes[j] = int16(x)
-		}
-		for _, r := range cs[i+1:] {
-			if g.sim(src, q, r.node) > c.sim {
-				drop = i
-				break find
-			}
-		}
-	}
-	kept := append(cs[:drop:drop], cs[drop+1:]...)
+	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.sim, a.sim) }) // best first
+	kept := g.selectNeighbours(src, cs, capacity-capacity/overflowSlack, sc)
 	if l == 0 {
 		o := int(e) * g.m0
 		for i, c := range kept {
@@ -458,9 +482,9 @@ find:
 
 // selectNeighbours is the HNSW neighbour heuristic (the paper's algorithm 4,
 // without keeping pruned candidates): take candidates most similar first,
-// keeping one only when it is more similar to the base node than to every one
-// kept so far, so links spread in direction instead of bunching in one
-// cluster. cs must be most similar first.
+// keeping one only when no node kept so far is closer to it than the base
+// node by a factor pruneAlpha (distance 1 − cosine), so links spread in
+// direction instead of bunching in one cluster. cs must be most similar first.
 func (g *Graph) selectNeighbours(src Source, cs []cand, keep int, sc *scratch) []cand {
 	if len(cs) <= keep {
 		return cs
@@ -479,7 +503,7 @@ func (g *Graph) selectNeighbours(src Source, cs []cand, keep int, sc *scratch) [
 		ok := true
 		for i := range chosen {
 			q := query{codes: sc.rows[i*g.dim : (i+1)*g.dim], scale: sc.scale[i]}
-			if g.sim(src, q, c.node) > c.sim {
+			if pruneAlpha*(1-g.sim(src, q, c.node)) < 1-c.sim {
 				ok = false
 				break
 			}

@@ -3,6 +3,8 @@ package ann
 // Choosing between the graph and the exact scan for one search.
 
 import (
+	"math"
+
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/vector"
 )
@@ -52,14 +54,32 @@ func SearchVectors(g *Graph, vi *vector.Index, q []float32, allow *docset.Set, k
 		return vi.Search(q, allow, k), PathExact
 	}
 	qn, _ := vector.Normalize(q)
-	codes, scale := vector.QueryCodes(qn)
-	res, ok := g.Search(vi, Query{Codes: codes, Scale: scale, Allow: allow, Allowed: allowed, K: k, Ef: max(ef, k)})
+	pq := preciseQuery(qn)
+	res, ok := g.Search(vi, Query{Codes: pq.codes, Scale: pq.scale, Allow: allow, Allowed: allowed, K: k, Ef: max(ef, k)})
 	if !ok {
 		return vi.Search(q, allow, k), PathFallback
 	}
+	// Two stages: the walk's candidates are ranked by their int8 cosine to
+	// the finely quantised query (off by the codes' rounding alone, ~1e-4),
+	// and only the best few are read in float32.
+	res = res[:min(len(res), rescoreCount(k))]
 	docs := make([]uint32, len(res))
 	for i, r := range res {
 		docs[i] = r.Doc
 	}
 	return vi.Rescore(q, docs, k), PathGraph
 }
+
+// rescoreCount is how many of a walk's best candidates (by int8 cosine) are
+// rescored in float32 for k hits.
+func rescoreCount(k int) int {
+	if rescoreAll {
+		return math.MaxInt
+	}
+	return max(4*k, rescoreMin)
+}
+
+var (
+	rescoreMin = 40
+	rescoreAll = false // tests: rescore every candidate
+)

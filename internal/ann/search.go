@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/engram-memory/engram/internal/docset"
+	"github.com/engram-memory/engram/internal/vector"
 )
 
 // seedBeam is the beam width over layer 1 that seeds layer 0 (1: greedy).
@@ -29,6 +30,39 @@ type cand struct {
 type walker struct {
 	mark  []uint32
 	epoch uint32
+	b     batch
+}
+
+// batch is the nodes about to be scored, with their codes: all codes are
+// looked up first and then scored, so the memory loads of one node's
+// neighbours overlap instead of waiting on each other.
+type batch struct {
+	nodes  []uint32
+	codes  [][]int8
+	scales []float32
+	sims   []float32
+}
+
+// score fills b.sims with the similarity of q to each of b.nodes.
+func (g *Graph) score(src Source, q query, b *batch) []float32 {
+	n := len(b.nodes)
+	if cap(b.codes) < n {
+		b.codes = make([][]int8, n)
+		b.scales = make([]float32, n)
+		b.sims = make([]float32, n)
+	}
+	codes, scales, sims := b.codes[:n], b.scales[:n], b.sims[:n]
+	for i, x := range b.nodes {
+		codes[i], scales[i] = g.code(src, x)
+	}
+	for i, c := range codes {
+		if len(c) < len(q.codes) {
+			sims[i] = float32(math.Inf(-1)) // a source out of step with the graph: never chosen
+			continue
+		}
+		sims[i] = q.scale * scales[i] * float32(vector.DotInt8(q.codes, c))
+	}
+	return sims
 }
 
 var walkers sync.Pool
@@ -201,11 +235,14 @@ func (g *Graph) searchLayer(src Source, q query, eps []cand, ef, l int, w *walke
 			break
 		}
 		links, _ := g.neighbours(c.node, l)
+		w.b.nodes = w.b.nodes[:0]
 		for _, n := range links {
-			if !w.visit(n) {
-				continue
+			if w.visit(n) {
+				w.b.nodes = append(w.b.nodes, n)
 			}
-			s := g.sim(src, q, n)
+		}
+		for i, s := range g.score(src, q, &w.b) {
+			n := w.b.nodes[i]
 			if len(best) < ef || s > best[0].sim {
 				cands.push(cand{n, s})
 				if !g.isDead(n) {
@@ -293,54 +330,58 @@ func (g *Graph) Search(src Source, q Query) (res []Result, ok bool) {
 			break
 		}
 		links, _ := g.neighbours(c.node, 0)
-		blocked = blocked[:0]
-		found := 0
-		consider := func(n uint32) {
-			s := g.sim(src, qq, n)
-			scored++
-			found++
-			if len(best) < ef || s > best[0].sim {
-				cands.push(cand{n, s})
-				best.offer(cand{n, s}, ef)
+		nb := w.b.nodes[:0]
+		if q.Allow == nil {
+			for _, n := range links {
+				if w.visit(n) {
+					nb = append(nb, n)
+				}
 			}
-		}
-		for _, n := range links {
-			if q.Allow != nil {
+			w.b.nodes = nb
+			// Unfiltered: dead nodes are walked through, not returned.
+			for i, s := range g.score(src, qq, &w.b) {
+				n := nb[i]
+				scored++
+				if len(best) < ef || s > best[0].sim {
+					cands.push(cand{n, s})
+					if !g.isDead(n) {
+						best.offer(cand{n, s}, ef)
+					}
+				}
+			}
+		} else {
+			blocked = blocked[:0]
+			for _, n := range links {
 				// Filtered nodes are not marked: another node's expansion
 				// may need to hop through them too.
 				if !allowed(n) {
 					blocked = append(blocked, n)
 				} else if w.visit(n) {
-					consider(n)
-				}
-				continue
-			}
-			if !w.visit(n) {
-				continue
-			}
-			// Unfiltered: dead nodes are walked through, not returned.
-			s := g.sim(src, qq, n)
-			scored++
-			if len(best) < ef || s > best[0].sim {
-				cands.push(cand{n, s})
-				if !g.isDead(n) {
-					best.offer(cand{n, s}, ef)
+					nb = append(nb, n)
 				}
 			}
-		}
-		// Two hops when most neighbours were filtered out, up to a full
-		// list's worth of allowed nodes.
-		if q.Allow != nil && len(blocked) > len(links)/2 {
-		hop:
-			for _, b := range blocked {
-				links2, _ := g.neighbours(b, 0)
-				for _, n := range links2 {
-					if found >= g.m0 {
-						break hop
+			// Two hops when most neighbours were filtered out, up to a
+			// full list's worth of allowed nodes.
+			if len(blocked) > len(links)/2 {
+			hop:
+				for _, b := range blocked {
+					links2, _ := g.neighbours(b, 0)
+					for _, n := range links2 {
+						if len(nb) >= g.m0 {
+							break hop
+						}
+						if allowed(n) && w.visit(n) {
+							nb = append(nb, n)
+						}
 					}
-					if allowed(n) && w.visit(n) {
-						consider(n)
-					}
+				}
+			}
+			w.b.nodes = nb
+			for i, s := range g.score(src, qq, &w.b) {
+				scored++
+				if len(best) < ef || s > best[0].sim {
+					cands.push(cand{nb[i], s})
+					best.offer(cand{nb[i], s}, ef)
 				}
 			}
 		}

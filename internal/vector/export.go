@@ -38,11 +38,12 @@ func (ix *Index) Code(doc uint32) ([]int8, float32, bool) {
 // Search orders hits. Documents without a vector are skipped; nil when q has
 // the wrong dimension or cannot be normalised.
 //
-// A long list is screened first with the int8 codes as Search's scans are
-// (quant.go), then refined with the residual's codes: only near ties at the
-// cut are scored in float32, which returns the same hits while reading a few
-// float32 rows instead of every listed one (rows that, when mapped from a
-// snapshot, become resident as they are read).
+// A list of 32 or more (and at least 4k) is screened first with the int8
+// codes as Search's scans are (quant.go), then, with the rows mapped,
+// refined with the residual's codes: only the hits and near ties at the cut
+// are scored in float32, which returns the same hits while reading a few
+// float32 rows instead of every listed one (mapped rows become resident as
+// they are read).
 func (ix *Index) Rescore(q []float32, docs []uint32, k int) []Hit {
 	if k < 1 || len(q) != ix.dim {
 		return nil
@@ -64,7 +65,7 @@ func (ix *Index) Rescore(q []float32, docs []uint32, k int) []Hit {
 }
 
 // rescoreScreenMin is the shortest list Rescore screens.
-var rescoreScreenMin = 64
+var rescoreScreenMin = 32
 
 // rescoreScreened is Rescore through the int8 screen.
 func (ix *Index) rescoreScreened(qn []float32, docs []uint32, k int) []Hit {

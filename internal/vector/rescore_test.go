@@ -18,8 +18,8 @@ func TestRescore(t *testing.T) {
 		n, dim, listed, k int
 	}{
 		{300, 16, 10, 3},    // short: never screened
-		{300, 16, 63, 5},    // just below the screen
-		{300, 16, 64, 5},    // screened
+		{300, 16, 31, 5},    // just below the screen
+		{300, 16, 40, 5},    // screened (a graph walk's 4k, at least 40)
 		{2000, 64, 512, 10}, // a graph search's ef candidates
 		{2000, 64, 512, 200},
 		{500, 7, 400, 1},
@@ -77,7 +77,7 @@ func BenchmarkRescore(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		min  int
-	}{{"screened", 64}, {"float32", 1 << 30}} {
+	}{{"screened", 32}, {"float32", 1 << 30}} {
 		b.Run(c.name, func(b *testing.B) {
 			defer func(old int) { rescoreScreenMin = old }(rescoreScreenMin)
 			rescoreScreenMin = c.min
