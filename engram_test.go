@@ -465,3 +465,47 @@ func TestSettingReachesOtherHandle(t *testing.T) {
 		t.Fatalf("b's fusion after the setting was removed: %+v", f)
 	}
 }
+
+// TestHandedOutScopesAreCopies: the index shares one scope map among the
+// memories of a scope, so a caller changing the scope of a search result or
+// of a listed memory must change neither the index nor any other memory.
+func TestHandedOutScopesAreCopies(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, engram.Options{Embedder: nil})
+	scope := map[string]string{"team": "a"}
+	add(t, db, &engram.Memory{Text: "kafka rollback runbook", Type: "fact", Scope: scope},
+		&engram.Memory{Text: "kafka consumer lag alert", Type: "fact", Scope: scope})
+	inScope := func() int {
+		t.Helper()
+		r := search(t, db, engram.Query{Query: "kafka", Mode: memory.ModeBM25, Filter: engram.Filter{Scope: map[string]string{"team": "a"}}})
+		for _, x := range r.Results {
+			if x.Scope["team"] != "a" {
+				t.Fatalf("a result of team a says team %q", x.Scope["team"])
+			}
+		}
+		return len(r.Results)
+	}
+	cases := []struct {
+		name  string
+		spoil func()
+	}{
+		{"a search result's scope", func() {
+			search(t, db, engram.Query{Query: "kafka", Mode: memory.ModeBM25}).Results[0].Scope["team"] = "b"
+		}},
+		{"a listed memory's scope", func() {
+			page, err := db.List(ctx, engram.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			page.Memories[0].Scope["team"] = "b"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.spoil()
+			if n := inScope(); n != 2 {
+				t.Fatalf("%d memories of team a found after a caller changed a copy, want 2", n)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/engram-memory/engram/backend"
@@ -127,6 +128,7 @@ func (v view) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 			break
 		}
 		c := *m
+		c.Scope = maps.Clone(m.Scope) // the index shares one map among a scope's memories
 		if e := m.Embedding; e != nil {
 			c.Embedding = &memory.Embedding{Model: e.Model, Dim: e.Dim}
 		}

@@ -1,6 +1,9 @@
 package memory
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // Search modes.
 const (
@@ -107,8 +110,10 @@ type Result struct {
 
 // ResultOf is m as a result, without search evidence (Score and Explain).
 func ResultOf(m *Memory) Result {
+	// The scope is copied: an index shares one map among the memories of a
+	// scope, and a caller changing a result's must not change theirs.
 	return Result{ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
-		Scope: m.Scope, Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
+		Scope: maps.Clone(m.Scope), Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
 }
 
 // Explain says where a result's score came from. A leg that did not return the
