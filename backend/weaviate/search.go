@@ -179,6 +179,29 @@ func (s *Store) NearVector(ctx context.Context, q LegQuery) ([]Hit, error) {
 // tenants' hits by score (exact for cosine; for BM25 each tenant's own
 // statistics score its memories, so a merge over tenants is approximate).
 func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, score func(*fields) (float64, error)) ([]Hit, error) {
+	per, err := rankedGet(ctx, s, q, search, extra, func(o *fields, m *memory.Memory) (Hit, error) {
+		sc, err := score(o)
+		if err != nil {
+			return Hit{}, fmt.Errorf("memory %s: score: %w", m.ID, err)
+		}
+		return Hit{Memory: m, Score: sc}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	hits := mergeTenants(per, q.K, func(h Hit) (float64, string) { return h.Score, h.Memory.ID })
+	for i := range hits {
+		hits[i].Rank = i + 1
+	}
+	return hits, nil
+}
+
+// rankedGet runs a ranked Get (search, q.K deep, q's filter as a where
+// clause, the fields q asks for plus extra) in every tenant q's filter
+// reaches, and returns each tenant's hits, made by hit from every answer q's
+// filter admits, in the tenant's order. Errors of a tenant's call are
+// returned as they are; the caller says which search failed.
+func rankedGet[H any](ctx context.Context, s *Store, q *LegQuery, search, extra string, hit func(*fields, *memory.Memory) (H, error)) ([][]H, error) {
 	ops, err := filterOperands(&q.Filter)
 	if err != nil {
 		return nil, err
@@ -187,19 +210,19 @@ func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, scor
 	if err != nil {
 		return nil, err
 	}
+	if len(tenants) == 0 { // a multi-tenant class nobody wrote to yet
+		return nil, nil
+	}
 	args := search + ",limit:" + strconv.Itoa(q.K)
 	if w := where(ops); w != "" {
 		args += ",where:" + w
 	}
-	if len(tenants) == 0 { // a multi-tenant class nobody wrote to yet
-		return nil, nil
+	sel := fieldList(s.vectorSelection(q.WithVectors), extra)
+	if q.Lean {
+		sel = leanList(extra)
 	}
-	per := make([][]Hit, len(tenants))
+	per := make([][]H, len(tenants))
 	err = eachTenant(ctx, tenants, func(ctx context.Context, ti int, tenant string) error {
-		sel := fieldList(s.vectorSelection(q.WithVectors), extra)
-		if q.Lean {
-			sel = leanList(extra)
-		}
 		objs, err := s.get(ctx, tenant, args, sel)
 		if err != nil {
 			return err
@@ -217,22 +240,15 @@ func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, scor
 			if !q.Filter.Match(m) {
 				continue
 			}
-			sc, err := score(&objs[i])
+			h, err := hit(&objs[i], m)
 			if err != nil {
-				return fmt.Errorf("memory %s: score: %w", m.ID, err)
+				return err
 			}
-			per[ti] = append(per[ti], Hit{Memory: m, Score: sc})
+			per[ti] = append(per[ti], h)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	hits := mergeTenants(per, q.K, func(h Hit) (float64, string) { return h.Score, h.Memory.ID })
-	for i := range hits {
-		hits[i].Rank = i + 1
-	}
-	return hits, nil
+	return per, err
 }
 
 // Fusions of the native hybrid call.
@@ -391,63 +407,23 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 // hybridCall runs the hybrid Get in every tenant the filter reaches, reads
 // each hit's legs from explainScore and merges tenants by fused score.
 func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, search string, alpha, scale float64) ([]HybridHit, error) {
-	ops, err := filterOperands(&q.Filter)
-	if err != nil {
-		return nil, err
-	}
-	tenants, err := s.tenantsFor(ctx, q.Filter.Scope)
-	if err != nil {
-		return nil, err
-	}
-	args := search + ",limit:" + strconv.Itoa(q.K)
-	if w := where(ops); w != "" {
-		args += ",where:" + w
-	}
-	if len(tenants) == 0 {
-		return nil, nil
-	}
-	per := make([][]HybridHit, len(tenants))
-	err = eachTenant(ctx, tenants, func(ctx context.Context, ti int, tenant string) error {
-		sel := fieldList(s.vectorSelection(q.WithVectors), "score explainScore")
-		if q.Lean {
-			sel = leanList("score explainScore")
-		}
-		objs, err := s.get(ctx, tenant, args, sel)
+	per, err := rankedGet(ctx, s, &q.LegQuery, search, "score explainScore", func(o *fields, m *memory.Memory) (HybridHit, error) {
+		sc, err := strconv.ParseFloat(o.Additional.Score.String(), 64)
 		if err != nil {
-			return err
+			return HybridHit{}, fmt.Errorf("memory %s: fused score: %w", m.ID, err)
 		}
-		for i := range objs {
-			var m *memory.Memory
-			if q.Lean {
-				m, err = objs[i].decodeLean()
-			} else {
-				m, err = objs[i].decode(q.WithVectors)
-			}
-			if err != nil {
-				return err
-			}
-			if !q.Filter.Match(m) {
-				continue
-			}
-			sc, err := strconv.ParseFloat(objs[i].Additional.Score.String(), 64)
-			if err != nil {
-				return fmt.Errorf("memory %s: fused score: %w", m.ID, err)
-			}
-			h := HybridHit{Memory: m, Score: sc * scale}
-			legs := parseExplain(objs[i].Additional.ExplainScore)
-			if l, ok := legs["keyword"]; ok {
-				h.BM25 = &memory.LegBM25{Rank: l.rank(q.Fusion, 1-alpha), Score: l.original * (1 + s.cfg.K1)}
-			}
-			if l, ok := legs["vector"]; ok {
-				h.Vector = &memory.LegVector{Rank: l.rank(q.Fusion, alpha), Cosine: l.original}
-			}
-			per[ti] = append(per[ti], h)
+		h := HybridHit{Memory: m, Score: sc * scale}
+		legs := parseExplain(o.Additional.ExplainScore)
+		if l, ok := legs["keyword"]; ok {
+			h.BM25 = &memory.LegBM25{Rank: l.rank(q.Fusion, 1-alpha), Score: l.original * (1 + s.cfg.K1)}
 		}
-		return nil
+		if l, ok := legs["vector"]; ok {
+			h.Vector = &memory.LegVector{Rank: l.rank(q.Fusion, alpha), Cosine: l.original}
+		}
+		return h, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hybrid search: %w", err)
 	}
-	hits := mergeTenants(per, q.K, func(h HybridHit) (float64, string) { return h.Score, h.Memory.ID })
-	return hits, nil
+	return mergeTenants(per, q.K, func(h HybridHit) (float64, string) { return h.Score, h.Memory.ID }), nil
 }
