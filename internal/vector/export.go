@@ -67,41 +67,19 @@ func (ix *Index) Rescore(q []float32, docs []uint32, k int) []Hit {
 // rescoreScreenMin is the shortest list Rescore screens.
 var rescoreScreenMin = 32
 
-// rescoreScreened is Rescore through the int8 screen.
+// rescoreScreened is Rescore through the int8 screen: Search's screened
+// scan (searchQuant) over the listed documents' rows.
 func (ix *Index) rescoreScreened(qn []float32, docs []uint32, k int) []Hit {
-	qq := newQuantQuery(qn)
-	slack := float64(ix.dim+8)*0x1p-23 + 1e-6
-	fixed := qq.resid + slack
-	ub := make([]float32, len(docs))
-	rows := make([]int32, len(docs))
-	lows := newTopK(k)
-	floor, full := lows.floor()
-	for i, d := range docs {
-		r, ok := ix.row(d)
-		if !ok {
-			rows[i], ub[i] = -1, float32(math.Inf(-1))
-			continue
-		}
-		rows[i] = int32(r)
-		approx := qq.scale * float64(ix.qscale[r]) * float64(dotInt8(qq.codes, ix.codes[r*ix.dim:(r+1)*ix.dim]))
-		bound := qq.norm*float64(ix.qresid[r]) + fixed
-		ub[i] = float32(approx + bound + 1e-6)
-		if lb := float32(approx - bound - 1e-6); !full || lb > floor {
-			lows.offer(Hit{Doc: uint32(i), Cosine: lb})
-			floor, full = lows.floor()
+	rows := make([]int32, 0, len(docs))
+	for _, d := range docs {
+		if r, ok := ix.row(d); ok {
+			rows = append(rows, int32(r))
 		}
 	}
-	tau := float32(-math.MaxFloat32)
-	if lbs := mergeBest(k, []*topK{lows}); len(lbs) == k {
-		tau = lbs[k-1].Cosine
+	if len(rows) == 0 {
+		return nil
 	}
-	var survivors []int32
-	for i := range docs {
-		if r := rows[i]; r >= 0 && ub[i] >= tau {
-			survivors = append(survivors, r)
-		}
-	}
-	return ix.cascade(qn, survivors, k)
+	return ix.searchQuant(qn, rows, nil, k, 1)
 }
 
 // Finite reports whether every component of q is finite and some is non-zero,
