@@ -838,13 +838,7 @@ func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (i
 		q.WriteString("t" + strconv.Itoa(i) + ":" + s.cfg.Class + "(" + args + "){meta{count}} ")
 	}
 	q.WriteString("}}")
-	var data struct {
-		Aggregate map[string][]struct {
-			Meta struct {
-				Count int `json:"count"`
-			} `json:"meta"`
-		} `json:"Aggregate"`
-	}
+	var data countsAnswer
 	err := s.c.graphql(ctx, q.String(), &data)
 	if errors.Is(err, errTenantNotFound) {
 		return 0, nil, nil

@@ -284,13 +284,7 @@ func (s *Store) aggregateCount(ctx context.Context, tenant, w string) (int, erro
 	if args == "" {
 		q = "{Aggregate{" + s.cfg.Class + "{meta{count}}}}"
 	}
-	var data struct {
-		Aggregate map[string][]struct {
-			Meta struct {
-				Count int `json:"count"`
-			} `json:"meta"`
-		} `json:"Aggregate"`
-	}
+	var data countsAnswer
 	err := s.c.graphql(ctx, q, &data)
 	if errors.Is(err, errTenantNotFound) {
 		return 0, nil
@@ -365,4 +359,14 @@ func (s *Store) CountBy(ctx context.Context, f memory.Filter, field string) (map
 		}
 	}
 	return out, nil
+}
+
+// countsAnswer is the answer to Aggregate queries asking meta{count}: one
+// count per aliased (or the class's own) aggregation.
+type countsAnswer struct {
+	Aggregate map[string][]struct {
+		Meta struct {
+			Count int `json:"count"`
+		} `json:"meta"`
+	} `json:"Aggregate"`
 }
