@@ -118,17 +118,31 @@ func (ix *Index) mappedData() bool {
 
 // cascade scores candidate rows through refine and returns the best k by
 // the float32 kernel, reading float32 rows only for the candidates whose
-// refined upper bound reaches the k-th best refined lower bound.
+// refined upper bound reaches the k-th best refined lower bound. With fewer
+// than k+1 candidates, or float32 rows on the heap (where refining costs more
+// than the reads it saves), every candidate is read. It may reorder rows.
 func (ix *Index) cascade(qn []float32, rows []int32, k int) []Hit {
-	if len(rows) <= k || !ix.mappedData() {
-		// Nothing to spare, or float32 rows on the heap: refining would cost
-		// more than the reads it saves.
-		t := newTopK(k)
-		for _, r := range rows {
-			t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[int(r)*ix.dim:(int(r)+1)*ix.dim])})
-		}
-		return mergeBest(k, []*topK{t})
+	read := rows
+	if len(rows) > k && ix.mappedData() {
+		read = ix.nearCut(qn, rows, k)
 	}
+	if onCascade != nil {
+		onCascade(len(rows), len(read))
+	}
+	t := newTopK(k)
+	for _, r := range read {
+		t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[int(r)*ix.dim:(int(r)+1)*ix.dim])})
+	}
+	return mergeBest(k, []*topK{t})
+}
+
+// onCascade, when set (tests), learns how many candidates each cascade had
+// and how many float32 rows it read.
+var onCascade func(candidates, read int)
+
+// nearCut keeps, in rows' own storage, the rows whose refined upper bound
+// reaches the k-th best refined lower bound.
+func (ix *Index) nearCut(qn []float32, rows []int32, k int) []int32 {
 	ub := make([]float32, len(rows))
 	lows := newTopK(k)
 	floor, full := lows.floor()
@@ -144,13 +158,13 @@ func (ix *Index) cascade(qn []float32, rows []int32, k int) []Hit {
 	if lbs := mergeBest(k, []*topK{lows}); len(lbs) == k {
 		tau = lbs[k-1].Cosine
 	}
-	t := newTopK(k)
+	kept := rows[:0]
 	for i, r := range rows {
 		if ub[i] >= tau {
-			t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[int(r)*ix.dim:(int(r)+1)*ix.dim])})
+			kept = append(kept, r)
 		}
 	}
-	return mergeBest(k, []*topK{t})
+	return kept
 }
 
 // roundUp converts x to a float32 no smaller than x.

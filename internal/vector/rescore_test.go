@@ -2,10 +2,12 @@ package vector
 
 import (
 	"math/rand"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/engram-memory/engram/internal/docset"
+	"github.com/engram-memory/engram/internal/synth"
 )
 
 // TestRescore checks Rescore, screened (long lists) and not, against the
@@ -85,5 +87,54 @@ func BenchmarkRescore(b *testing.B) {
 				ix.Rescore(q, docs, 10)
 			}
 		})
+	}
+}
+
+// TestCascadeReadsNearTies measures what the residual codes are for: on the
+// synthetic bench corpus (clustered 512-d vectors, short text queries, top
+// scores a few 1e-4 apart), mapped from a snapshot, an exact search screens
+// the rows with the int8 codes and then reads in float32 only the hits and
+// the near ties at the cut, not every row the screen left. The hits are those
+// of the same index on the heap.
+func TestCascadeReadsNearTies(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the matrices are mapped on Linux only")
+	}
+	const n, dim, k = 20_000, 512, 10
+	corpus := synth.New(synth.Config{Seed: synth.DefaultSeed, Dim: dim})
+	heap := New(dim)
+	for i := range n {
+		m := corpus.Memory(i)
+		if err := heap.Set(uint32(i), corpus.Vector(m.Name+" "+m.Description+" "+m.Text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mapped, err := readFile(t, snapshotBytes(t, heap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mapped.mappedData() {
+		t.Fatal("the float32 rows were not mapped")
+	}
+	var candidates, read, searches int
+	defer func() { onCascade = nil }()
+	const queries = 30
+	for i := range queries {
+		text, _ := corpus.Query(i+1, n)
+		q := corpus.Vector(text)
+		want := heap.Search(q, nil, k)
+		onCascade = func(c, r int) { candidates, read, searches = candidates+c, read+r, searches+1 }
+		got := mapped.Search(q, nil, k)
+		onCascade = nil
+		if !slices.Equal(got, want) {
+			t.Fatalf("query %d: mapped %v, on the heap %v", i, got, want)
+		}
+	}
+	if searches != queries {
+		t.Fatalf("%d of %d searches went through the screen", searches, queries)
+	}
+	t.Logf("per search: %d rows left by the int8 screen, %d read in float32 (k %d)", candidates/queries, read/queries, k)
+	if read > 2*k*queries || read*4 > candidates {
+		t.Fatalf("read %d float32 rows of %d screened candidates over %d searches: the refinement keeps too many", read, candidates, queries)
 	}
 }
