@@ -5,7 +5,7 @@ package ann
 // the table.
 func (g *Graph) Bytes() int64 {
 	n := 4*int64(cap(g.docOf)+cap(g.nodeOf)) + int64(cap(g.level)) +
-		8*int64(cap(g.links0)+cap(g.sims0))/2 + int64(cap(g.cnt0)) + 8*int64(cap(g.dead))
+		4*int64(cap(g.links0)+cap(g.sims0)) + int64(cap(g.cnt0)) + 8*int64(cap(g.dead))
 	for _, ls := range g.upper {
 		n += mapEntry + 24*int64(cap(ls))
 		for _, l := range ls {
