@@ -34,8 +34,9 @@ type walker struct {
 }
 
 // batch is the nodes about to be scored, with their codes: all codes are
-// looked up first and then scored, so the memory loads of one node's
-// neighbours overlap instead of waiting on each other.
+// looked up and prefetched first and then scored, so the memory loads of one
+// node's neighbours overlap instead of waiting on each other (in a large
+// graph nearly every code row is a cache miss).
 type batch struct {
 	nodes  []uint32
 	codes  [][]int8
@@ -54,6 +55,7 @@ func (g *Graph) score(src Source, q query, b *batch) []float32 {
 	codes, scales, sims := b.codes[:n], b.scales[:n], b.sims[:n]
 	for i, x := range b.nodes {
 		codes[i], scales[i] = g.code(src, x)
+		vector.Prefetch(codes[i])
 	}
 	for i, c := range codes {
 		if len(c) < len(q.codes) {

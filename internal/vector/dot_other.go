@@ -14,3 +14,6 @@ func fastInt8() bool { return false }
 
 // dotInt8 is Σ q[i]·c[i] over len(q) items; len(c) >= len(q).
 func dotInt8(q []int16, c []int8) int32 { return dotInt8Generic(q, c) }
+
+// prefetch is a no-op without the assembly kernels.
+func prefetch(c []int8) {}

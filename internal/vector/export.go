@@ -13,6 +13,11 @@ func DotInt8(q []int16, c []int8) int32 {
 	return dotInt8(q, c)
 }
 
+// Prefetch hints that c is about to be read: the loads of several rows
+// scored one after another then overlap (internal/ann prefetches a node's
+// neighbours before scoring them). A no-op without the assembly kernels.
+func Prefetch(c []int8) { prefetch(c) }
+
 // QueryCodes quantises a unit vector as rows are (quant.go) and returns its
 // codes widened to int16, the integer kernel's query operand, and the scale:
 // q ≈ scale·codes.

@@ -36,6 +36,8 @@ var (
 	// screenAlways screens even where the int8 kernel is the slow portable
 	// one; tests set it to cover that kernel.
 	screenAlways = false
+	// prefetchAhead is how many listed rows ahead a screen prefetches.
+	prefetchAhead = 8
 )
 
 // quantizeInto writes v's int8 codes into c and returns the scale and an
@@ -253,6 +255,11 @@ func (ix *Index) searchQuant(qn []float32, rows []int32, allow *docset.Set, k, w
 		floor, full := t.floor()
 		for p := lo; p < hi; p++ {
 			r := row(p)
+			if rows != nil && p+prefetchAhead < hi {
+				// Listed rows are scattered: start the loads a few rows ahead.
+				n := int(rows[p+prefetchAhead])
+				prefetch(ix.codes[n*dim : (n+1)*dim])
+			}
 			if rows == nil && allow != nil && !allow.Has(ix.rowDoc[r]) {
 				ub[p] = float32(math.Inf(-1))
 				continue
