@@ -156,7 +156,7 @@ func TestRecallPerSelectivity(t *testing.T) {
 	// ExactBelow and ef scaled down with the store (the defaults are 20k and
 	// 256): at ef 256 a 10% filter of 4k documents is rightly left to the
 	// exact scan, since the walk would score more than the 400 allowed.
-	pol := Policy{ExactBelow: n / 40, Ef: 64}
+	pol := Policy{ExactBelow: n / 40, Ef: 64, FilteredExactBelow: -1} // the walk under filters
 	for _, c := range []struct {
 		sel, floor float64
 		graph      bool // the graph must answer most queries
@@ -509,6 +509,33 @@ func TestRescoreCut(t *testing.T) {
 			if want := bruteForce(vi, q, nil, k); path != PathGraph || !slices.Equal(got, want) {
 				t.Fatalf("query %d k %d (path %d):\n got %v\nwant %v", i, k, path, got, want)
 			}
+		}
+	}
+}
+
+// TestPolicyExact: which searches the policy leaves to the exact scan.
+func TestPolicyExact(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		p                 Policy
+		live, allowed     int
+		filtered, exactly bool
+	}{
+		{"small store", Policy{}, 15_000, 15_000, false, true},
+		{"large store, no filter", Policy{}, 1_000_000, 1_000_000, false, false},
+		{"filter under ExactBelow", Policy{}, 1_000_000, 20_000, true, true},
+		{"1M, 10% allowed", Policy{}, 1_000_000, 100_000, true, true},
+		{"1M, 20% allowed", Policy{}, 1_000_000, 200_000, true, false},
+		{"300k, 10% allowed", Policy{}, 300_000, 30_000, true, true},
+		{"300k, 20% allowed: over 1/8", Policy{}, 300_000, 60_000, true, false},
+		{"100k unfiltered over ExactBelow", Policy{}, 100_000, 100_000, false, false},
+		{"filtered rule off", Policy{FilteredExactBelow: -1}, 1_000_000, 100_000, true, false},
+		{"always the graph", Policy{ExactBelow: -1}, 1_000_000, 10, true, false},
+		{"own thresholds", Policy{ExactBelow: 10, FilteredExactBelow: 50}, 1000, 50, true, true},
+		{"own thresholds, over", Policy{ExactBelow: 10, FilteredExactBelow: 50}, 1000, 51, true, false},
+	} {
+		if got := c.p.exact(c.live, c.allowed, c.filtered); got != c.exactly {
+			t.Errorf("%s: exact %v, want %v", c.name, got, c.exactly)
 		}
 	}
 }

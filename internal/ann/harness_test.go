@@ -80,6 +80,38 @@ func TestHarness(t *testing.T) {
 	}
 	flat = nil
 	t.Logf("vectors: %s", time.Since(t0).Round(time.Millisecond))
+	if os.Getenv("ENGRAM_ANN_BRUTE") != "" {
+		// Diagnostic: the int8 brute-force top r (precise query), rescored:
+		// how many int8 candidates the float32 rescoring needs. "only" stops
+		// here, before the graph is built.
+		for _, r := range []int{10, 20, 40, 100, 512} {
+			hit := 0
+			for _, q := range qs {
+				want := docsOf(vi.Search(q, nil, 10))
+				qn, _ := vector.Normalize(q)
+				pq := preciseQuery(qn)
+				var h minHeap
+				for d := range n {
+					c, sc, _ := vi.Code(uint32(d))
+					h.offer(cand{uint32(d), pq.scale * sc * float32(vector.DotInt8(pq.codes, c))}, r)
+				}
+				var docs []uint32
+				for _, c := range h {
+					docs = append(docs, c.node)
+				}
+				got := docsOf(vi.Rescore(q, docs, 10))
+				for _, w := range want {
+					if slices.Contains(got, w) {
+						hit++
+					}
+				}
+			}
+			t.Logf("brute int8 top %d rescored: recall@10 %.4f", r, float64(hit)/float64(10*len(qs)))
+		}
+		if os.Getenv("ENGRAM_ANN_BRUTE") == "only" {
+			return
+		}
+	}
 	p := Params{}
 	if v, _ := strconv.Atoi(os.Getenv("ENGRAM_ANN_EFC")); v > 0 {
 		p.EfConstruction = v
@@ -141,32 +173,6 @@ func TestHarness(t *testing.T) {
 		rescoreMin = v
 	}
 	t.Logf("rescore all %v, min %d", rescoreAll, rescoreMin)
-	if os.Getenv("ENGRAM_ANN_BRUTE") != "" {
-		// Diagnostic: the int8 brute-force top r (precise query), rescored.
-		for _, r := range []int{20, 50, 100, 512} {
-			hit := 0
-			for _, q := range qs {
-				want := docsOf(vi.Search(q, nil, 10))
-				qn, _ := vector.Normalize(q)
-				pq := preciseQuery(qn)
-				var h minHeap
-				for d := range n {
-					h.offer(cand{uint32(d), g.sim(vi, pq, uint32(d))}, r)
-				}
-				var docs []uint32
-				for _, c := range h {
-					docs = append(docs, c.node)
-				}
-				got := docsOf(vi.Rescore(q, docs, 10))
-				for _, w := range want {
-					if slices.Contains(got, w) {
-						hit++
-					}
-				}
-			}
-			t.Logf("brute int8 top %d rescored: recall@10 %.4f", r, float64(hit)/float64(10*len(qs)))
-		}
-	}
 	sels := []int{1, 10, 100, 1000}
 	if s := os.Getenv("ENGRAM_ANN_SELS"); s != "" {
 		sels = nil

@@ -35,13 +35,20 @@ type ANNOptions struct {
 // SetANN configures the approximate index. Call it on an empty index, before
 // the first Put or snapshot read. A policy without an exact threshold gets
 // ann.DefaultExactBelow scaled down with a GraphMin below the default (2/5 of
-// it), so a small threshold set for tests or tuning still walks the graph.
+// it), and ann.DefaultFilteredExactBelow likewise (twice it), so a small
+// threshold set for tests or tuning still walks the graph.
 func (ix *Index) SetANN(o ANNOptions) {
 	ix.graphMin, ix.annPolicy = o.GraphMin, o.Policy
 	if ix.annPolicy.ExactBelow == 0 {
 		ix.annPolicy.ExactBelow = ann.DefaultExactBelow
 		if m := ix.minGraph(); m > 0 {
 			ix.annPolicy.ExactBelow = max(1, min(ann.DefaultExactBelow, m*2/5))
+		}
+	}
+	if ix.annPolicy.FilteredExactBelow == 0 {
+		ix.annPolicy.FilteredExactBelow = ann.DefaultFilteredExactBelow
+		if m := ix.minGraph(); m > 0 {
+			ix.annPolicy.FilteredExactBelow = max(1, min(ann.DefaultFilteredExactBelow, m*2))
 		}
 	}
 }
