@@ -232,7 +232,7 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao
 				if failed.Load() {
 					return
 				}
-				g, err := ann.ReadSnapshot(graphr[i])
+				g, err := ann.ReadSnapshot(graphr[i], n)
 				if err == nil {
 					err = graphr[i].Verify()
 				}

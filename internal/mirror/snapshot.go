@@ -150,7 +150,7 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	// The sections are decoded from a mapping of the whole file, not copied
 	// out of it, and it is unmapped once read (nothing decoded aliases it):
 	// where mapping is not supported they are read.
-	if view, err := mmap.Map(f, 0, int(fi.Size()), int(fi.Size())); err == nil {
+	if view, err := mmap.View(f, int(fi.Size())); err == nil {
 		defer view.Close()
 		secs.SetView(view.Bytes())
 	}
