@@ -11,6 +11,7 @@ package index
 // everything read is checked for consistency before it is used.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"slices"
@@ -450,6 +451,50 @@ type memoryCodec struct {
 	text   []byte
 	tags   []string
 	pairs  []string
+	// What this decoder found interned, so that it takes the lock only for
+	// a scope or embedding it has not met yet.
+	scopes map[string]map[string]string
+	embed  *memory.Embedding
+}
+
+// scopeOf is ix.scopeOf of c.pairs, through the decoder's own cache.
+func (c *memoryCodec) scopeOf(ix *Index) map[string]string {
+	if c.intern == nil {
+		return ix.scopeOf(c.pairs, &c.key)
+	}
+	if len(c.pairs) == 0 {
+		return map[string]string{}
+	}
+	b := c.key[:0]
+	for _, p := range c.pairs {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	c.key = b
+	if s, ok := c.scopes[string(b)]; ok {
+		return s
+	}
+	c.intern.Lock()
+	s := ix.scopeOf(c.pairs, &c.key)
+	c.intern.Unlock()
+	if c.scopes == nil {
+		c.scopes = map[string]map[string]string{}
+	}
+	c.scopes[string(c.key)] = s
+	return s
+}
+
+// embeddingOf is ix.embeddingOf, through the decoder's own cache.
+func (c *memoryCodec) embeddingOf(ix *Index, model string, dim int) *memory.Embedding {
+	if e := c.embed; e != nil && e.Model == model && e.Dim == dim {
+		return e
+	}
+	if c.intern != nil {
+		c.intern.Lock()
+		defer c.intern.Unlock()
+	}
+	c.embed = ix.embeddingOf(model, dim)
+	return c.embed
 }
 
 func (c *memoryCodec) add(s string) {
@@ -562,13 +607,7 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 		for range 2 * nscope {
 			c.pairs = append(c.pairs, next())
 		}
-		if c.intern != nil {
-			c.intern.Lock()
-		}
-		m.Scope = ix.scopeOf(c.pairs, &c.key)
-		if c.intern != nil {
-			c.intern.Unlock()
-		}
+		m.Scope = c.scopeOf(ix)
 	} else if nscope != 0 {
 		r.Corruptf("memory %s: scope entries without a scope", m.ID)
 		return
@@ -612,13 +651,7 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 		if flags&flagVector != 0 {
 			m.Embedding = &memory.Embedding{Model: model, Dim: int(dim), Vector: nonNil(r.Float32s())}
 		} else {
-			if c.intern != nil {
-				c.intern.Lock()
-			}
-			m.Embedding = ix.embeddingOf(model, int(dim))
-			if c.intern != nil {
-				c.intern.Unlock()
-			}
+			m.Embedding = c.embeddingOf(ix, model, int(dim))
 		}
 	}
 }
