@@ -265,7 +265,7 @@ func snapshotBytes(tb testing.TB, g *Graph) []byte {
 
 func readBytes(b []byte) (*Graph, error) {
 	r := binenc.NewReader(bytes.NewReader(b), int64(len(b)))
-	g, err := ReadSnapshot(r)
+	g, err := ReadSnapshot(r, math.MaxInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +326,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := binenc.NewReader(bytes.NewReader(b), int64(len(b)))
-		g, err := ReadSnapshot(r)
+		g, err := ReadSnapshot(r, len(b)) // as the index bounds them: by its input
 		if err != nil {
 			return
 		}

@@ -71,10 +71,13 @@ func int8AsBytes(b []int8) []uint8 {
 	return unsafe.Slice((*uint8)(unsafe.Pointer(&b[0])), len(b))
 }
 
-// ReadSnapshot reads a graph written by WriteSnapshot. Inconsistent input is
-// an error, recorded in r and returned; a graph it returns has every link in
-// range and every count within bounds, so no search over it can fail.
-func ReadSnapshot(r *binenc.Reader) (*Graph, error) {
+// ReadSnapshot reads a graph written by WriteSnapshot whose document numbers
+// are all below docs (the owner's slot count, itself bounded by its input),
+// so that a corrupt one cannot make it allocate a huge doc→node table.
+// Inconsistent input is an error, recorded in r and returned; a graph it
+// returns has every link in range and every count within bounds, so no
+// search over it can fail.
+func ReadSnapshot(r *binenc.Reader, docs int) (*Graph, error) {
 	fail := func(format string, args ...any) (*Graph, error) {
 		r.Corruptf("ann snapshot: "+format, args...)
 		return nil, r.Err()
@@ -177,8 +180,8 @@ func ReadSnapshot(r *binenc.Reader) (*Graph, error) {
 		if g.isDead(uint32(n)) {
 			continue
 		}
-		if int64(d) >= math.MaxInt32 {
-			return fail("document number %d", d)
+		if int64(d) >= math.MaxInt32 || int64(d) >= int64(docs) {
+			return fail("document number %d, the index has %d", d, docs)
 		}
 		if int(d) >= len(g.nodeOf) {
 			g.nodeOf = append(g.nodeOf, make([]int32, int(d)+1-len(g.nodeOf))...)

@@ -52,8 +52,8 @@ type Mapper func(off int64, length, capacity int) ([]byte, io.Closer, error)
 // input: a file read from its first byte.
 func (r *Reader) SetMapper(m Mapper) { r.mapper = m }
 
-// offset is the position of the next payload byte in the stream.
-func (r *Reader) offset() int64 { return r.payload - r.left }
+// offset is the position of the next payload byte in the mapped file.
+func (r *Reader) offset() int64 { return r.base + r.payload - r.left }
 
 // Mappable reads what Writer.Mappable wrote. A mapping has room for capacity
 // bytes in all (to append in place, committed only as written); bytes read

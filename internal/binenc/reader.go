@@ -27,6 +27,8 @@ type Reader struct {
 	unhashed int64  // bytes before the trailer not yet read from src
 	payload  int64  // bytes before the trailer
 	mapper   Mapper // maps the input for Mappable (SetMapper); nil: copy
+	base     int64  // the input's offset in the mapped file (a section's)
+	lazy     bool   // buf holds the whole input, checksummed at Verify
 	scratch  [8]byte
 }
 
@@ -36,7 +38,12 @@ const readerBuf = 1 << 20
 // NewReader returns a Reader of size bytes from r: the payload followed by the
 // TrailerSize-byte trailer Finish wrote.
 func NewReader(r io.Reader, size int64) *Reader {
-	rd := &Reader{src: r, buf: make([]byte, readerBuf), left: size - TrailerSize, unhashed: size - TrailerSize, payload: size - TrailerSize}
+	return newReaderSize(r, size, readerBuf)
+}
+
+// newReaderSize is NewReader with a buffer of bufSize bytes (at least 1).
+func newReaderSize(r io.Reader, size int64, bufSize int) *Reader {
+	rd := &Reader{src: r, buf: make([]byte, max(bufSize, 1)), left: size - TrailerSize, unhashed: size - TrailerSize, payload: size - TrailerSize}
 	if rd.left < 0 {
 		rd.err = fmt.Errorf("%w: %d bytes is shorter than the trailer", ErrCorrupt, size)
 	}
@@ -295,6 +302,9 @@ func (r *Reader) Verify() error {
 		r.Corruptf("%d bytes of payload left unread", r.left)
 		return r.err
 	}
+	if r.lazy {
+		r.crc = crc32.Update(0, castagnoli, r.buf[:r.payload])
+	}
 	if err := r.take(r.scratch[:4]); err != nil {
 		r.Corruptf("trailer: %v", err)
 		return r.err
@@ -340,4 +350,48 @@ func (r *Reader) StringsShared() []string {
 		chunk = chunk[m:]
 	}
 	return out
+}
+
+// Uint32sTo reads what Uint32s reads into dst's memory, which it returns
+// resliced, or into a new slice when dst is too short: for decoders that
+// reuse scratch space. An empty slice reads as dst[:0].
+func (r *Reader) Uint32sTo(dst []uint32) []uint32 {
+	n := r.Count(4)
+	if n == 0 {
+		return dst[:0]
+	}
+	if cap(dst) < n {
+		dst = make([]uint32, n)
+	}
+	s := dst[:n]
+	if !r.raw(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*n)) {
+		return dst[:0]
+	}
+	if !littleEndian {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*n)
+		for i := range s {
+			s[i] = binary.LittleEndian.Uint32(b[4*i:])
+		}
+	}
+	return s
+}
+
+// BytesShared reads what Bytes reads, but carves the bytes out of *arena,
+// which it replaces with a new 64 KiB buffer when too little is left (as
+// StringsShared does): for many short arrays kept together. The result's
+// capacity is its length, so appending to it never reaches its neighbours.
+func (r *Reader) BytesShared(arena *[]byte) []byte {
+	n := r.Count(1)
+	if n == 0 {
+		return nil
+	}
+	if n > len(*arena) {
+		*arena = make([]byte, max(n, int(min(64<<10, r.left))))
+	}
+	b := (*arena)[:n:n]
+	if !r.raw(b) {
+		return nil
+	}
+	*arena = (*arena)[n:]
+	return b
 }

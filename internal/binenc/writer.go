@@ -17,6 +17,9 @@ type Writer struct {
 	crc uint32
 	n   int64
 	buf [8]byte
+	// Sections (sections.go): where the open one starts, and the ended ones.
+	start    int64
+	sections [][2]int64
 }
 
 // NewWriter returns a Writer onto w with a buffer of 1 MiB.

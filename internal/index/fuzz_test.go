@@ -2,7 +2,6 @@ package index
 
 import (
 	"bytes"
-	"encoding/binary"
 	"hash/crc32"
 	"math/rand"
 	"testing"
@@ -34,30 +33,36 @@ func FuzzReadSnapshot(f *testing.F) {
 	}
 	ix.BuildGraphs()
 	ix.Delete(ix.docs[3].Key())
+	defer func(n int) { snapshotChunk = n }(snapshotChunk)
+	snapshotChunk = 16
 	valid := snapshotOf(f, ix)
-	vecStart := vectorSectionStart(f, ix)
-	if vecStart <= 0 || vecStart >= len(valid) {
-		f.Fatalf("vector section at %d of %d bytes", vecStart, len(valid))
+	spans := valid.spans()
+	// head, 40 slots in 3 chunks of memories, BM25, then models "m" and
+	// "other" (8 vectors: GraphMin), each its vectors and its graph
+	if len(spans) != 1+3+1+2+2 {
+		f.Fatalf("%d sections", len(spans))
 	}
 	if ix.Graph("m") == nil {
 		f.Fatal("the seed index has no graph")
 	}
+	last := spans[len(spans)-1]
+	sectionsEnd := uint32(last[0] + last[1])
 	f.Add(uint32(0), []byte{})
-	f.Add(uint32(8), []byte{0xff, 0xff, 0xff, 0xff})
-	f.Add(uint32(100), []byte{0, 0, 0, 0, 0, 0, 0, 0})
-	f.Add(uint32(len(valid)/2), []byte{1})
-	f.Add(uint32(len(valid)-40), []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	f.Add(uint32(vecStart+40), []byte{0x7f, 0xff, 0xff, 0xff})
-	f.Add(uint32(len(valid)-200), []byte{0x01, 0, 0, 0})
+	for _, sp := range spans { // every section, its start and its middle
+		f.Add(uint32(sp[0]), []byte{0xff, 0xff, 0xff, 0xff})
+		f.Add(uint32(sp[0]+8), []byte{0, 0, 0, 0, 0, 0, 0, 0x40})
+		f.Add(uint32(sp[0]+sp[1]/2), []byte{1})
+		f.Add(uint32(sp[0]+sp[1]-binenc.TrailerSize-8), []byte{0x7f, 0xff, 0xff, 0xff})
+	}
 	f.Fuzz(func(t *testing.T, at uint32, patch []byte) {
-		body := bytes.Clone(valid[:len(valid)-binenc.TrailerSize])
-		off := int(at % uint32(len(body)))
+		data := bytes.Clone(valid)
+		off := int(at % sectionsEnd)
 		for i, b := range patch {
-			if off+i < len(body) {
-				body[off+i] ^= b
+			if off+i < int(sectionsEnd) {
+				data[off+i] ^= b
 			}
 		}
-		data := binary.LittleEndian.AppendUint32(body, crc32c(body))
+		reseal(data, spans)
 		got, err := load(data, tokenize.DefaultOptions())
 		if err != nil {
 			return
@@ -88,32 +93,3 @@ func FuzzReadSnapshot(f *testing.F) {
 
 // crc32c is the codec's checksum (CRC-32C) of b.
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
-
-// vectorSectionStart is the offset where ix's snapshot reaches its vector
-// indexes (WriteSnapshot's layout up to the model count).
-func vectorSectionStart(tb testing.TB, ix *Index) int {
-	var buf bytes.Buffer
-	w := binenc.NewWriter(&buf)
-	w.Uint32(snapshotVersion)
-	o := ix.tok.Options()
-	w.Bool(o.Stem)
-	w.Bool(o.Stopwords)
-	w.Uint64(uint64(len(ix.docs)))
-	w.Uint32s(ix.free)
-	var c memoryCodec
-	for _, m := range ix.docs {
-		w.Bool(m != nil)
-		if m != nil {
-			c.write(w, m)
-		}
-	}
-	ix.bm.WriteSnapshot(w)
-	if err := w.Finish(); err != nil {
-		tb.Fatal(err)
-	}
-	n := buf.Len() - binenc.TrailerSize
-	if !bytes.Equal(buf.Bytes()[:n], snapshotOf(tb, ix)[:n]) {
-		tb.Fatal("vectorSectionStart does not follow WriteSnapshot's layout")
-	}
-	return n
-}

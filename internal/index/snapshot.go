@@ -1,15 +1,22 @@
 package index
 
 // Snapshots: the whole index — every memory, the BM25 index and one vector
-// index per model — written to and read back from a binenc stream. Document
-// numbers, free slots and posting order are kept exactly, so a loaded index
-// answers every search as the written one did; the id map, creation times and
-// filter postings are rebuilt from the memories (cheap), and everything read
-// is checked for consistency before it is used.
+// index per model — written to and read back from a sectioned binenc stream
+// (binenc.Sections): the memories in chunks, BM25, each model's vectors and
+// graph are sections with checksums of their own, so a reader verifies and
+// decodes them on all cores at once. Document numbers, free slots and
+// posting order are kept exactly, so a loaded index answers every search as
+// the written one did; the id map, creation times and filter postings are
+// rebuilt from the memories (cheap, chunk by chunk as they are decoded), and
+// everything read is checked for consistency before it is used.
 
 import (
+	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -24,7 +31,18 @@ import (
 // snapshotVersion changes whenever the layout below (or a nested one) does.
 // 2: each model's vectors are followed by its ANN graph, if it has one.
 // 3: a memory's strings in one array (memoryCodec).
-const snapshotVersion = 3
+// 4: sections (binenc.Sections), read in parallel: a head, the memories in
+// chunks of snapshotChunk slots, BM25, then per model its vectors and graph.
+const snapshotVersion = 4
+
+// snapshotChunk is the number of document slots per memories section that
+// WriteSnapshot writes (the head records it): small enough that the chunks of
+// 100k memories spread over a few cores, large enough that a section's fixed
+// costs (a reader, a checksum) do not count. A variable so tests can lower it.
+var snapshotChunk = 4096
+
+// maxSnapshotChunk bounds the chunk size a reader accepts.
+const maxSnapshotChunk = 1 << 20
 
 // Memory flags: which optional fields are set.
 const (
@@ -37,22 +55,19 @@ const (
 	flagVector    // Embedding.Vector non-nil (a vector the index could not use)
 )
 
-// WriteSnapshot writes the index to w. The caller holds at least a read lock.
+// WriteSnapshot writes the index to w as sections (w.EndSection after each),
+// for ReadSnapshot to verify and decode them concurrently. The caller holds
+// at least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
+	// The head: what the reader needs to claim every other section.
 	w.Uint32(snapshotVersion)
 	o := ix.tok.Options()
 	w.Bool(o.Stem)
 	w.Bool(o.Stopwords)
 	w.Uint64(uint64(len(ix.docs)))
+	chunk := snapshotChunk
+	w.Uint64(uint64(chunk))
 	w.Uint32s(ix.free)
-	var c memoryCodec
-	for _, m := range ix.docs {
-		w.Bool(m != nil)
-		if m != nil {
-			c.write(w, m)
-		}
-	}
-	ix.bm.WriteSnapshot(w)
 	models := make([]string, 0, len(ix.vecs))
 	for model := range ix.vecs {
 		models = append(models, model)
@@ -61,169 +76,351 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	w.Uint64(uint64(len(models)))
 	for _, model := range models {
 		w.String(model)
+		w.Bool(ix.graphs[model] != nil)
+	}
+	w.EndSection()
+	var c memoryCodec
+	for lo := 0; lo < len(ix.docs); lo += chunk {
+		for _, m := range ix.docs[lo:min(lo+chunk, len(ix.docs))] {
+			w.Bool(m != nil)
+			if m != nil {
+				c.write(w, m)
+			}
+		}
+		w.EndSection()
+	}
+	ix.bm.WriteSnapshot(w)
+	w.EndSection()
+	for _, model := range models {
 		ix.vecs[model].WriteSnapshot(w)
-		g := ix.graphs[model]
-		w.Bool(g != nil)
-		if g != nil {
+		w.EndSection()
+		if g := ix.graphs[model]; g != nil {
 			g.WriteSnapshot(w)
+			w.EndSection()
 		}
 	}
 }
 
-// ReadSnapshot reads an index written by WriteSnapshot, for tokenizer tok and
-// BM25 parameters p, which must equal those it was written with; ao configures
-// the approximate index from here on (a graph in the snapshot is used as it
-// is, never rebuilt). Any inconsistency is an error (also recorded in r).
-func ReadSnapshot(r *binenc.Reader, tok *tokenize.Tokenizer, p bm25.Params, ao ANNOptions) (*Index, error) {
+// ReadSnapshot reads an index written by WriteSnapshot from the next
+// sections of s, for tokenizer tok and BM25 parameters p, which must equal
+// those it was written with; ao configures the approximate index from here
+// on (a graph in the snapshot is used as it is, never rebuilt). The sections
+// are verified and decoded on up to GOMAXPROCS goroutines, and the lookups
+// (key map, filter postings) built from each chunk of memories as it
+// arrives; every goroutine has ended when it returns. Any inconsistency, or
+// a section whose checksum fails, is an error.
+func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao ANNOptions) (*Index, error) {
 	ix := New(tok, p)
 	ix.SetANN(ao)
-	if v := r.Uint32(); r.Err() == nil && v != snapshotVersion {
-		r.Corruptf("index snapshot version %d, want %d", v, snapshotVersion)
+	head := s.Next()
+	if v := head.Uint32(); head.Err() == nil && v != snapshotVersion {
+		head.Corruptf("index snapshot version %d, want %d", v, snapshotVersion)
 	}
 	o := tok.Options()
-	if stem, stop := r.Bool(), r.Bool(); r.Err() == nil && (stem != o.Stem || stop != o.Stopwords) {
-		r.Corruptf("index snapshot tokenizer (stem %t, stopwords %t) differs from (stem %t, stopwords %t)", stem, stop, o.Stem, o.Stopwords)
+	if stem, stop := head.Bool(), head.Bool(); head.Err() == nil && (stem != o.Stem || stop != o.Stopwords) {
+		head.Corruptf("index snapshot tokenizer (stem %t, stopwords %t) differs from (stem %t, stopwords %t)", stem, stop, o.Stem, o.Stopwords)
 	}
-	n := r.Count(4) // each slot has at least its 4-byte presence flag
-	ix.free = r.Uint32s()
+	slots, chunk := head.Uint64(), head.Uint64()
+	if head.Err() == nil && (chunk < 1 || chunk > maxSnapshotChunk) {
+		head.Corruptf("index snapshot: chunks of %d memories", chunk)
+	}
+	ix.free = head.Uint32s()
+	nmodels := head.Count(8 + 4)
+	models := make([]string, nmodels)
+	hasGraph := make([]bool, nmodels)
+	for i := range models {
+		models[i], hasGraph[i] = head.String(), head.Bool()
+		if i > 0 && head.Err() == nil && models[i] <= models[i-1] {
+			head.Corruptf("index snapshot: model %q after %q", models[i], models[i-1])
+		}
+	}
+	if err := head.Verify(); err != nil {
+		return nil, fmt.Errorf("index snapshot head: %w", err)
+	}
+	// Claim every section before allocating for the slot count: each slot
+	// holds at least its 4-byte presence flag in its chunk's section.
+	if slots > uint64(s.Left())*chunk {
+		return nil, fmt.Errorf("%w: index snapshot: %d slots in chunks of %d need more than the %d sections left", binenc.ErrCorrupt, slots, chunk, s.Left())
+	}
+	nchunks := (slots + chunk - 1) / chunk
+	chunks := make([]*binenc.Reader, nchunks)
+	var chunkBytes int64
+	for i := range chunks {
+		chunks[i] = s.Next()
+		chunkBytes += chunks[i].Remaining()
+	}
+	if slots > uint64(chunkBytes)/4 {
+		return nil, fmt.Errorf("%w: index snapshot: %d slots in %d bytes", binenc.ErrCorrupt, slots, chunkBytes)
+	}
+	bmr := s.Next()
+	vecr := make([]*binenc.Reader, nmodels)
+	graphr := make([]*binenc.Reader, nmodels)
+	for i := range models {
+		vecr[i] = s.Next()
+		if hasGraph[i] {
+			graphr[i] = s.Next()
+		}
+	}
+	n := int(slots)
 	ix.docs = make([]*memory.Memory, n)
 	ix.created = make([]int64, n)
-	var c memoryCodec
-	for doc := range ix.docs {
-		if r.Err() != nil {
-			return nil, r.Err()
+	ix.byKey = make(map[string]uint32, max(0, n-len(ix.free)))
+
+	var (
+		errMu    sync.Mutex
+		firstErr error
+		failed   atomic.Bool
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
 		}
-		if !r.Bool() {
-			continue
-		}
-		m := c.read(r, ix)
-		if r.Err() != nil {
-			return nil, r.Err()
-		}
-		if m.ID == "" {
-			r.Corruptf("index snapshot: memory without an id in slot %d", doc)
-			return nil, r.Err()
-		}
-		ix.docs[doc] = m
+		errMu.Unlock()
+		failed.Store(true)
 	}
-	// The lookups (key map, creation times, filter postings) are built from
-	// the memories on a goroutine of their own while the rest is read.
-	lookups := make(chan error, 1)
-	go func() { lookups <- ix.indexDocs() }()
-	waitLookups := func() error {
-		if lookups == nil {
-			return nil
+	// The tasks, memories first (the lookups wait on them in order), then
+	// the larger sections.
+	var tasks []func()
+	done := make([]chan struct{}, nchunks)
+	var intern sync.Mutex // guards ix.scopes and ix.embeds while chunks decode
+	keys := make([]chunkKeys, nchunks)
+	for i, r := range chunks {
+		done[i] = make(chan struct{})
+		lo := i * int(chunk)
+		hi := min(lo+int(chunk), n)
+		tasks = append(tasks, func() {
+			defer close(done[i])
+			if failed.Load() {
+				return
+			}
+			if err := ix.readChunk(r, lo, hi, &intern, &keys[i]); err != nil {
+				fail(fmt.Errorf("index snapshot memories %d-%d: %w", lo, hi-1, err))
+			}
+		})
+	}
+	tasks = append(tasks, func() {
+		if failed.Load() {
+			return
 		}
-		err := <-lookups
-		lookups = nil
+		err := ix.bm.ReadSnapshot(bmr)
+		if err == nil {
+			err = bmr.Verify()
+		}
 		if err != nil {
-			r.SetErr(err)
+			fail(err)
 		}
-		return err
-	}
-	defer waitLookups() // an early return still waits: nothing may outlive the read
-	if err := ix.bm.ReadSnapshot(r); err != nil {
-		return nil, err
-	}
-	models := r.Count(8)
-	for range models {
-		model := r.String()
-		vi, err := vector.ReadSnapshot(r, len(ix.docs))
-		if err != nil {
-			return nil, err
-		}
-		if r.Bool() {
-			g, err := ann.ReadSnapshot(r)
+	})
+	vecs := make([]*vector.Index, nmodels)
+	graphs := make([]*ann.Graph, nmodels)
+	for i := range models {
+		tasks = append(tasks, func() {
+			if failed.Load() {
+				return
+			}
+			vi, err := vector.ReadSnapshot(vecr[i], n)
+			if err == nil {
+				err = vecr[i].Verify()
+			}
 			if err != nil {
-				return nil, err
+				fail(fmt.Errorf("index snapshot: model %q: %w", models[i], err))
+				return
 			}
-			if g.Dim() != vi.Dim() {
-				r.Corruptf("index snapshot: model %q has %d-d vectors but a %d-d graph", model, vi.Dim(), g.Dim())
-				return nil, r.Err()
-			}
-			if err := g.Check(vi, vi.Len()); err != nil {
-				r.Corruptf("index snapshot: model %q: %v", model, err)
-				return nil, r.Err()
-			}
-			ix.graphs[model] = g
+			vecs[i] = vi
+		})
+		if graphr[i] != nil {
+			tasks = append(tasks, func() {
+				if failed.Load() {
+					return
+				}
+				g, err := ann.ReadSnapshot(graphr[i], n)
+				if err == nil {
+					err = graphr[i].Verify()
+				}
+				if err != nil {
+					fail(fmt.Errorf("index snapshot: model %q: %w", models[i], err))
+					return
+				}
+				graphs[i] = g
+			})
 		}
-		if _, dup := ix.vecs[model]; dup {
-			r.Corruptf("index snapshot: model %q twice", model)
-			return nil, r.Err()
+	}
+	var wg sync.WaitGroup
+	// The lookups, on a goroutine of their own: chunk by chunk, in order.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range chunks {
+			<-done[i]
+			if failed.Load() {
+				return
+			}
+			lo := i * int(chunk)
+			if err := ix.indexDocs(lo, min(lo+int(chunk), n), &keys[i]); err != nil {
+				fail(err)
+				return
+			}
 		}
+	}()
+	queue := make(chan func(), len(tasks))
+	for _, t := range tasks {
+		queue <- t
+	}
+	close(queue)
+	for range min(runtime.GOMAXPROCS(0), len(tasks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range queue {
+				t()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	corrupt := func(format string, args ...any) (*Index, error) {
+		return nil, fmt.Errorf("%w: index snapshot: %s", binenc.ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	for i, model := range models {
+		vi := vecs[i]
 		for doc := range vi.Docs() {
 			m := ix.docAt(doc)
 			if m == nil || m.Embedding == nil || m.Embedding.Model != model || m.Embedding.Dim != vi.Dim() {
-				r.Corruptf("index snapshot: vector of model %q for document %d that has none", model, doc)
-				return nil, r.Err()
+				return corrupt("vector of model %q for document %d that has none", model, doc)
 			}
+		}
+		if g := graphs[i]; g != nil {
+			if g.Dim() != vi.Dim() {
+				return corrupt("model %q has %d-d vectors but a %d-d graph", model, vi.Dim(), g.Dim())
+			}
+			if err := g.Check(vi, vi.Len()); err != nil {
+				return corrupt("model %q: %v", model, err)
+			}
+			ix.graphs[model] = g
 		}
 		ix.vecs[model] = vi
 	}
-	if err := waitLookups(); err != nil {
-		return nil, err
-	}
-	if err := ix.checkFree(r); err != nil {
+	if err := ix.checkFree(); err != nil {
 		return nil, err
 	}
 	if ix.bm.Len() != len(ix.byKey) {
-		r.Corruptf("index snapshot: %d memories but %d in BM25", len(ix.byKey), ix.bm.Len())
-		return nil, r.Err()
+		return corrupt("%d memories but %d in BM25", len(ix.byKey), ix.bm.Len())
 	}
-	for _, doc := range ix.byKey {
-		if !ix.bm.Has(doc) {
-			r.Corruptf("index snapshot: memory %d missing from BM25", doc)
-			return nil, r.Err()
+	for doc, m := range ix.docs {
+		if m != nil && !ix.bm.Has(uint32(doc)) {
+			return corrupt("memory %d missing from BM25", doc)
 		}
-	}
-	if r.Err() != nil {
-		return nil, r.Err()
 	}
 	ix.wantGraphs = true // a model past the threshold without a graph gets one built
 	return ix, nil
 }
 
-// indexDocs builds the key map, creation times and filter postings of the
-// memories read into ix.docs; a key seen twice is an error.
-func (ix *Index) indexDocs() error {
-	for doc, m := range ix.docs {
+// chunkKeys is what decoding a chunk of memories computes for the lookups:
+// by slot from the chunk's first, each memory's key and its scope's
+// "key=value" postings (nil for an empty slot).
+type chunkKeys struct {
+	keys []string
+	kvs  [][]string
+}
+
+// scopeText is what the lookups need of one interned scope.
+type scopeText struct {
+	json string   // memory.ScopeJSON
+	kv   []string // "key=value" per entry
+}
+
+// readChunk decodes the memories of slots lo to hi from their section r, and
+// verifies it; it also computes their keys into keys, for indexDocs. The
+// memories of a chunk share allocations (their structs, tag lists and text),
+// so a chunk's memory is freed once none of its memories is in use; intern
+// guards the shared scopes and embeddings.
+func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, keys *chunkKeys) error {
+	c := memoryCodec{intern: intern}
+	slab := make([]memory.Memory, hi-lo)
+	keys.keys = make([]string, hi-lo)
+	keys.kvs = make([][]string, hi-lo)
+	// Scopes are interned, so memories of one scope share its map: its text
+	// is computed once per chunk, found by the map's identity.
+	scopes := map[unsafe.Pointer]*scopeText{}
+	for doc := lo; doc < hi; doc++ {
+		if !r.Bool() {
+			if r.Err() != nil {
+				return r.Err()
+			}
+			continue
+		}
+		m := &slab[doc-lo]
+		c.read(r, ix, m)
+		if r.Err() != nil {
+			return r.Err()
+		}
+		if m.ID == "" {
+			r.Corruptf("memory without an id in slot %d", doc)
+			return r.Err()
+		}
+		ix.docs[doc] = m
+		ix.created[doc] = m.CreatedAt.UnixNano()
+		json := "{}"
+		if len(m.Scope) > 0 {
+			id := *(*unsafe.Pointer)(unsafe.Pointer(&m.Scope)) // the map's identity
+			st := scopes[id]
+			if st == nil {
+				st = &scopeText{json: memory.ScopeJSON(m.Scope)}
+				for k, v := range m.Scope {
+					st.kv = append(st.kv, k+"="+v)
+				}
+				scopes[id] = st
+			}
+			json, keys.kvs[doc-lo] = st.json, st.kv
+		}
+		keys.keys[doc-lo] = m.ID + "\x00" + json // memory.Key, in one allocation
+	}
+	return r.Verify()
+}
+
+// indexDocs builds the key map and filter postings of the memories read into
+// ix.docs[lo:hi], whose keys readChunk computed; a key seen twice is an
+// error. Chunks are indexed in order, so every posting list stays ascending.
+func (ix *Index) indexDocs(lo, hi int, keys *chunkKeys) error {
+	for doc := lo; doc < hi; doc++ {
+		m := ix.docs[doc]
 		if m == nil {
 			continue
 		}
-		key := m.Key()
-		if _, dup := ix.byKey[key]; dup {
+		had := len(ix.byKey)
+		ix.byKey[keys.keys[doc-lo]] = uint32(doc)
+		if len(ix.byKey) == had {
 			return fmt.Errorf("%w: index snapshot: memory %q twice in scope %s", binenc.ErrCorrupt, m.ID, memory.ScopeJSON(m.Scope))
 		}
-		ix.byKey[key] = uint32(doc)
-		ix.created[doc] = m.CreatedAt.UnixNano()
 		post(ix.types, m.Type, uint32(doc))
 		post(ix.scenes, m.Scene, uint32(doc))
 		post(ix.sources, m.Source, uint32(doc))
-		for k, v := range m.Scope {
-			post(ix.scope, k+"="+v, uint32(doc))
+		for _, kv := range keys.kvs[doc-lo] {
+			post(ix.scope, kv, uint32(doc))
 		}
 		for _, t := range m.Tags {
 			post(ix.tags, t, uint32(doc))
 		}
 	}
+	*keys = chunkKeys{} // done with: let the collector have them
 	return nil
 }
 
 // checkFree verifies that the free list names exactly the empty slots.
-func (ix *Index) checkFree(r *binenc.Reader) error {
-	seen := make(map[uint32]bool, len(ix.free))
+func (ix *Index) checkFree() error {
+	seen := make([]bool, len(ix.docs))
 	for _, doc := range ix.free {
 		if int(doc) >= len(ix.docs) || ix.docs[doc] != nil || seen[doc] {
-			r.Corruptf("index snapshot: bad free slot %d", doc)
-			return r.Err()
+			return fmt.Errorf("%w: index snapshot: bad free slot %d", binenc.ErrCorrupt, doc)
 		}
 		seen[doc] = true
 	}
 	if len(ix.free)+len(ix.byKey) != len(ix.docs) {
-		r.Corruptf("index snapshot: %d slots, %d memories, %d free", len(ix.docs), len(ix.byKey), len(ix.free))
-		return r.Err()
+		return fmt.Errorf("%w: index snapshot: %d slots, %d memories, %d free", binenc.ErrCorrupt, len(ix.docs), len(ix.byKey), len(ix.free))
 	}
-	return r.Err()
+	return nil
 }
 
 // docAt is Doc with a range check.
@@ -241,11 +438,63 @@ func (ix *Index) docAt(doc uint32) *memory.Memory {
 // it shares with other memories (interned, index.go) without allocating.
 const memoryStrings = 8 // ID … ContentHash
 
-// memoryCodec holds an encoder's or decoder's scratch space.
+// memoryCodec holds an encoder's or decoder's scratch space, and a
+// decoder's arenas: the memories it decodes share their text and tag lists
+// in buffers of about 64 KiB.
 type memoryCodec struct {
 	lens []uint32
 	blob []byte
 	key  []byte
+	// Decoding: intern (nil when decoding alone) guards the index's shared
+	// scopes and embeddings; text and tags are carved from the arenas.
+	intern *sync.Mutex
+	text   []byte
+	tags   []string
+	pairs  []string
+	// What this decoder found interned, so that it takes the lock only for
+	// a scope or embedding it has not met yet.
+	scopes map[string]map[string]string
+	embed  *memory.Embedding
+}
+
+// scopeOf is ix.scopeOf of c.pairs, through the decoder's own cache.
+func (c *memoryCodec) scopeOf(ix *Index) map[string]string {
+	if c.intern == nil {
+		return ix.scopeOf(c.pairs, &c.key)
+	}
+	if len(c.pairs) == 0 {
+		return map[string]string{}
+	}
+	b := c.key[:0]
+	for _, p := range c.pairs {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	c.key = b
+	if s, ok := c.scopes[string(b)]; ok {
+		return s
+	}
+	c.intern.Lock()
+	s := ix.scopeOf(c.pairs, &c.key)
+	c.intern.Unlock()
+	if c.scopes == nil {
+		c.scopes = map[string]map[string]string{}
+	}
+	c.scopes[string(c.key)] = s
+	return s
+}
+
+// embeddingOf is ix.embeddingOf, through the decoder's own cache.
+func (c *memoryCodec) embeddingOf(ix *Index, model string, dim int) *memory.Embedding {
+	if e := c.embed; e != nil && e.Model == model && e.Dim == dim {
+		return e
+	}
+	if c.intern != nil {
+		c.intern.Lock()
+		defer c.intern.Unlock()
+	}
+	c.embed = ix.embeddingOf(model, dim)
+	return c.embed
 }
 
 func (c *memoryCodec) add(s string) {
@@ -316,17 +565,19 @@ func (c *memoryCodec) write(w *binenc.Writer, m *memory.Memory) {
 	}
 }
 
-// read decodes a memory, sharing scopes and embedding descriptions through ix.
-func (c *memoryCodec) read(r *binenc.Reader, ix *Index) *memory.Memory {
+// read decodes a memory into m, sharing scopes and embedding descriptions
+// through ix; errors stay in r.
+func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 	flags := r.Uint32()
 	if r.Err() == nil && flags >= flagVector<<1 {
 		r.Corruptf("memory flags %#x", flags)
 	}
 	nscope, ntags := int(r.Uint32()), int(r.Uint32())
-	lens := r.Uint32s()
-	blob := r.Bytes()
+	c.lens = r.Uint32sTo(c.lens)
+	lens := c.lens
+	blob := r.BytesShared(&c.text)
 	if r.Err() != nil {
-		return nil
+		return
 	}
 	want := memoryStrings + 2*nscope + ntags
 	if flags&flagEmbedding != 0 {
@@ -338,7 +589,7 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index) *memory.Memory {
 	}
 	if nscope > len(lens) || ntags > len(lens) || len(lens) != want || total != uint64(len(blob)) {
 		r.Corruptf("memory with %d strings of %d bytes, want %d strings of %d bytes", len(lens), total, want, len(blob))
-		return nil
+		return
 	}
 	next := func() string {
 		n := int(lens[0])
@@ -347,35 +598,40 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index) *memory.Memory {
 		blob = blob[n:]
 		return s
 	}
-	m := &memory.Memory{
+	*m = memory.Memory{
 		ID: next(), Name: next(), Description: next(), Text: next(),
 		Type: next(), Scene: next(), Source: next(), ContentHash: next(),
 	}
 	if flags&flagScope != 0 {
-		c.key = c.key[:0]
-		pairs := make([]string, 2*nscope)
-		for i := range pairs {
-			pairs[i] = next()
+		c.pairs = c.pairs[:0]
+		for range 2 * nscope {
+			c.pairs = append(c.pairs, next())
 		}
-		m.Scope = ix.scopeOf(pairs, &c.key)
+		m.Scope = c.scopeOf(ix)
 	} else if nscope != 0 {
 		r.Corruptf("memory %s: scope entries without a scope", m.ID)
-		return nil
+		return
 	}
-	if flags&flagTags != 0 {
-		m.Tags = make([]string, ntags)
+	if flags&flagTags != 0 && ntags == 0 {
+		m.Tags = []string{}
+	} else if flags&flagTags != 0 {
+		if ntags > len(c.tags) {
+			c.tags = make([]string, max(ntags, 1024))
+		}
+		m.Tags = c.tags[:ntags:ntags]
+		c.tags = c.tags[ntags:]
 		for i := range m.Tags {
 			m.Tags[i] = next()
 		}
 	} else if ntags != 0 {
 		r.Corruptf("memory %s: tags without tags", m.ID)
-		return nil
+		return
 	}
 	var model string
 	if flags&flagEmbedding != 0 {
 		model = next()
 	}
-	if meta := r.Bytes(); flags&flagMetadata != 0 {
+	if meta := r.BytesShared(&c.text); flags&flagMetadata != 0 {
 		m.Metadata = nonNil(meta)
 	}
 	m.Favorite = flags&flagFavorite != 0
@@ -395,10 +651,9 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index) *memory.Memory {
 		if flags&flagVector != 0 {
 			m.Embedding = &memory.Embedding{Model: model, Dim: int(dim), Vector: nonNil(r.Float32s())}
 		} else {
-			m.Embedding = ix.embeddingOf(model, int(dim))
+			m.Embedding = c.embeddingOf(ix, model, int(dim))
 		}
 	}
-	return m
 }
 
 // Times are stored as Unix seconds and nanoseconds (any instant, the zero

@@ -2,11 +2,13 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math/rand"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +18,48 @@ import (
 	"github.com/engram-memory/engram/memory"
 )
 
-func snapshotOf(tb testing.TB, ix *Index) []byte {
+// snapshotBytes is a snapshot as written to a file.
+type snapshotBytes []byte
+
+// spans lists the snapshot's sections.
+func (b snapshotBytes) spans() [][2]int64 {
+	s, err := binenc.Spans(b)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func snapshotOf(tb testing.TB, ix *Index) snapshotBytes {
 	tb.Helper()
 	var buf bytes.Buffer
 	w := binenc.NewWriter(&buf)
 	ix.WriteSnapshot(w)
-	if err := w.Finish(); err != nil {
+	if err := w.FinishSections(); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
 func load(b []byte, tok tokenize.Options) (*Index, error) {
-	r := binenc.NewReader(bytes.NewReader(b), int64(len(b)))
-	ix, err := ReadSnapshot(r, tokenize.New(tok), bm25.DefaultParams(NumFields), ANNOptions{})
+	secs, err := binenc.OpenSections(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
-	return ix, r.Verify()
+	ix, err := ReadSnapshot(secs, tokenize.New(tok), bm25.DefaultParams(NumFields), ANNOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return ix, secs.Done()
+}
+
+// reseal recomputes the checksum of every section of data, so that a
+// change inside a section reaches the decoders behind the checksum.
+func reseal(data []byte, spans [][2]int64) {
+	for _, sp := range spans {
+		end := sp[0] + sp[1] - binenc.TrailerSize
+		binary.LittleEndian.PutUint32(data[end:], crc32c(data[sp[0]:end]))
+	}
 }
 
 // churned builds an index through puts, deletes and usage updates, with
@@ -143,5 +169,85 @@ func TestSnapshotRejects(t *testing.T) {
 				t.Fatalf("got %v, want ErrCorrupt", err)
 			}
 		})
+	}
+}
+
+// sectionedChurn is the churned index with graphs, written in chunks of 64
+// slots, so that its snapshot has many sections of every kind.
+func sectionedChurn(tb testing.TB) (*Index, snapshotBytes) {
+	tb.Helper()
+	ix := churned(tb)
+	ix.SetANN(ANNOptions{GraphMin: 8})
+	ix.BuildGraphs()
+	defer func(n int) { snapshotChunk = n }(snapshotChunk)
+	snapshotChunk = 64
+	return ix, snapshotOf(tb, ix)
+}
+
+// TestSnapshotSectionsReject flips a byte at the start, the middle, the end
+// and in the trailer of every section, and cuts the snapshot at many points:
+// every one is refused with ErrCorrupt.
+func TestSnapshotSectionsReject(t *testing.T) {
+	ix, good := sectionedChurn(t)
+	spans := good.spans()
+	if want := 1 + (len(ix.docs)+63)/64 + 1 + 2*2; len(spans) != want {
+		t.Fatalf("%d sections, want %d (head, chunks, BM25, 2 models with graphs)", len(spans), want)
+	}
+	if _, err := load(good, tokenize.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	for i, sp := range spans {
+		for _, at := range []int64{sp[0], sp[0] + sp[1]/2, sp[0] + sp[1] - binenc.TrailerSize - 1, sp[0] + sp[1] - 1} {
+			bad := slices.Clone(good)
+			bad[at] ^= 0x08
+			if _, err := load(bad, tokenize.DefaultOptions()); !errors.Is(err, binenc.ErrCorrupt) {
+				t.Fatalf("section %d, byte %d flipped: %v, want ErrCorrupt", i, at, err)
+			}
+		}
+	}
+	for cut := 0; cut < len(good); cut += 1 + len(good)/300 {
+		if _, err := load(good[:cut], tokenize.DefaultOptions()); !errors.Is(err, binenc.ErrCorrupt) {
+			t.Fatalf("cut at %d of %d: %v, want ErrCorrupt", cut, len(good), err)
+		}
+	}
+	for _, cut := range []int{len(good) - 1, len(good) - 8, len(good) - 9} {
+		if _, err := load(good[:cut], tokenize.DefaultOptions()); !errors.Is(err, binenc.ErrCorrupt) {
+			t.Fatalf("cut at %d of %d: %v, want ErrCorrupt", cut, len(good), err)
+		}
+	}
+}
+
+// TestSnapshotParallelLoads loads one snapshot of many chunks on several
+// goroutines at once, many rounds (for -race): every load equals the index
+// written, memories, lookups and graphs.
+func TestSnapshotParallelLoads(t *testing.T) {
+	ix, good := sectionedChurn(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*10)
+	for range 4 {
+		wg.Go(func() {
+			for range 10 {
+				got, err := load(good, tokenize.DefaultOptions())
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !reflect.DeepEqual(got.docs, ix.docs) || !reflect.DeepEqual(got.byKey, ix.byKey) ||
+					!reflect.DeepEqual(got.created, ix.created) || !reflect.DeepEqual(got.tags, ix.tags) ||
+					!reflect.DeepEqual(got.scope, ix.scope) || !reflect.DeepEqual(got.types, ix.types) {
+					errs <- errors.New("a load differs from the index written")
+					return
+				}
+				if got.Graph("m") == nil || got.Graph("other") == nil {
+					errs <- errors.New("graphs not loaded")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

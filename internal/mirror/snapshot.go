@@ -40,8 +40,10 @@ const DefaultSnapshotMinMemories = 100
 var snapshotReplayFloor = 256
 
 const (
-	snapshotMagic   = "ENGRAMIX"
-	snapshotFormat  = 3          // 2: the bad rows follow the index; 3: mappable vector matrices
+	snapshotMagic = "ENGRAMIX"
+	// 2: the bad rows follow the index; 3: mappable vector matrices; 4:
+	// sections with checksums of their own (binenc.Sections), read in parallel.
+	snapshotFormat  = 4
 	snapshotSetting = "snapshot" // settings key: JSON snapshotStamp
 	snapshotSuffix  = ".idx"
 )
@@ -133,22 +135,43 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r := binenc.NewReader(f, fi.Size())
-	r.SetMapper(mmap.Mapper(f)) // the vector matrices are mapped, not read (vector/snapshot.go)
-	h := readHeaderFields(r)
-	if err := r.Err(); err != nil {
-		return 0, fmt.Errorf("header: %w", err)
-	}
+	// The header first, as a plain stream: its fields come first in every
+	// format, so a snapshot of another format is named as such.
+	h := readHeaderFields(binenc.NewReader(f, fi.Size()))
 	want := m.snapshotHeaderFor(stamp.Seq, stamp.Token)
-	if err := headerMismatch(h, want); err != nil {
-		return 0, err
+	if h.Format != want.Format && h.Magic == snapshotMagic {
+		return 0, headerMismatch(h, want)
 	}
-	ix, err := index.ReadSnapshot(r, m.tok, m.params, m.opts.ANN)
+	secs, err := binenc.OpenSections(f, fi.Size())
 	if err != nil {
 		return 0, err
 	}
-	bad := readBadRows(r)
-	if err := r.Verify(); err != nil {
+	secs.SetMapper(mmap.Mapper(f)) // the vector matrices are mapped, not read (vector/snapshot.go)
+	// The sections are decoded from a mapping of the whole file, not copied
+	// out of it, and it is unmapped once read (nothing decoded aliases it):
+	// where mapping is not supported they are read.
+	if view, err := mmap.View(f, int(fi.Size())); err == nil {
+		defer view.Close()
+		secs.SetView(view.Bytes())
+	}
+	hr := secs.Next()
+	h = readHeaderFields(hr)
+	if err := hr.Verify(); err != nil {
+		return 0, fmt.Errorf("header: %w", err)
+	}
+	if err := headerMismatch(h, want); err != nil {
+		return 0, err
+	}
+	ix, err := index.ReadSnapshot(secs, m.tok, m.params, m.opts.ANN)
+	if err != nil {
+		return 0, err
+	}
+	br := secs.Next()
+	bad := readBadRows(br)
+	if err := br.Verify(); err != nil {
+		return 0, fmt.Errorf("bad rows: %w", err)
+	}
+	if err := secs.Done(); err != nil {
 		return 0, err
 	}
 	m.badMu.Lock()
@@ -287,9 +310,11 @@ func (m *Mirror) WriteSnapshot(ctx context.Context) (int64, error) {
 	seq := m.seq
 	w := binenc.NewWriter(f)
 	writeHeader(w, m.snapshotHeaderFor(seq, token))
+	w.EndSection()
 	m.ix.WriteSnapshot(w)
 	writeBadRows(w, m.BadRows())
-	err = w.Finish()
+	w.EndSection()
+	err = w.FinishSections()
 	m.mu.RUnlock()
 	size := w.Len()
 	if err != nil {

@@ -8,6 +8,7 @@ package mirror_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/mirror"
 	"github.com/engram-memory/engram/internal/store"
@@ -288,6 +290,41 @@ func TestSnapshotNeverTrusted(t *testing.T) {
 			b[len(b)*2/3] ^= 0x10
 			os.WriteFile(SnapshotPath(path), b, 0o644)
 		}, Options{}, "checksum"},
+		{"older format", func(t *testing.T, path string, _ *store.Store) {
+			// The header's format field, after the magic string (its
+			// 8-byte length, then 8 bytes): a format-3 file, one stream.
+			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 3) })
+		}, Options{}, "snapshot format 3, this build reads 4"},
+		{"flipped byte in the header", func(t *testing.T, path string, _ *store.Store) {
+			spoilSnapshot(t, path, func(b []byte) { b[30] ^= 0x01 })
+		}, Options{}, "header"},
+		{"flipped byte in every section", func(t *testing.T, path string, _ *store.Store) {
+			spoilSnapshot(t, path, func(b []byte) {
+				spans, err := binenc.Spans(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, sp := range spans {
+					b[sp[0]+sp[1]/2] ^= 0x04
+				}
+			})
+		}, Options{}, "checksum"},
+		{"flipped byte in the bad rows", func(t *testing.T, path string, _ *store.Store) {
+			spoilSnapshot(t, path, func(b []byte) {
+				spans, err := binenc.Spans(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				last := spans[len(spans)-1]
+				b[last[0]] ^= 0x01
+			})
+		}, Options{}, "bad rows"},
+		{"table of sections cut", func(t *testing.T, path string, _ *store.Store) {
+			fi, _ := os.Stat(SnapshotPath(path))
+			if err := os.Truncate(SnapshotPath(path), fi.Size()-3); err != nil {
+				t.Fatal(err)
+			}
+		}, Options{}, "table of sections"},
 		{"wrong token", func(t *testing.T, path string, st *store.Store) {
 			// As if the database were restored from a copy that recorded an
 			// earlier snapshot.
@@ -572,6 +609,19 @@ func closeResults(t testing.TB, got, want []string) {
 // mapped rather than read (a MiB or more of them): loaded, it answers as a
 // rebuild does, also after another handle's changes were replayed onto the
 // mapped rows; with a byte of the matrices flipped it is never trusted.
+// spoilSnapshot rewrites the snapshot of the store at path through edit.
+func spoilSnapshot(t *testing.T, path string, edit func([]byte)) {
+	t.Helper()
+	b, err := os.ReadFile(SnapshotPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(b)
+	if err := os.WriteFile(SnapshotPath(path), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSnapshotMappedVectors(t *testing.T) {
 	ctx := context.Background()
 	corpus := synth.New(synth.Config{Seed: 5, Dim: 512})

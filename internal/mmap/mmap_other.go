@@ -10,3 +10,6 @@ func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 }
 
 func unmap([]byte) error { return nil }
+
+// View returns ErrUnsupported: this package maps on Linux only.
+func View(f *os.File, length int) (*Region, error) { return nil, ErrUnsupported }

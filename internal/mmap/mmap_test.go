@@ -88,3 +88,40 @@ func TestMap(t *testing.T) {
 		t.Fatal("writes through a mapping reached the file")
 	}
 }
+
+// TestView maps a whole file read-only: the bytes are the file's, Close
+// unmaps them (twice is a no-op), and an empty view is an error.
+func TestView(t *testing.T) {
+	data := bytes.Repeat([]byte("engram view "), 1000)
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := View(f, len(data))
+	if runtime.GOOS != "linux" {
+		if !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("View = %v, want ErrUnsupported", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(v.Bytes(), data) {
+		t.Fatal("the view differs from the file")
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v.Bytes() != nil || v.Close() != nil {
+		t.Fatal("a closed view")
+	}
+	if _, err := View(f, 0); err == nil {
+		t.Fatal("an empty view")
+	}
+}
