@@ -539,3 +539,13 @@ func TestPolicyExact(t *testing.T) {
 		}
 	}
 }
+
+func TestEfFor(t *testing.T) {
+	for _, c := range []struct{ live, ef int }{
+		{0, DefaultEf}, {100_000, DefaultEf}, {250_000, DefaultEf}, {1_000_000, 1024}, {4_000_000, 2048},
+	} {
+		if got := efFor(c.live); got != c.ef {
+			t.Errorf("efFor(%d) = %d, want %d", c.live, got, c.ef)
+		}
+	}
+}

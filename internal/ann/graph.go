@@ -44,7 +44,8 @@ const (
 	DefaultM = 16
 	// DefaultEfConstruction is the candidate list of an insert's search.
 	DefaultEfConstruction = 150
-	// DefaultEf is the candidate list of a query (at least k).
+	// DefaultEf is the candidate list of a query (at least k) on a graph of
+	// up to efGrowFrom nodes; larger graphs get more (efFor).
 	DefaultEf = 512
 	// maxLevel bounds a node's level (a level is drawn with P(≥l) = M^-l, so
 	// 1M nodes reach about 5).
