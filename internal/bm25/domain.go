@@ -115,10 +115,12 @@ func (ix *Index) stats(d *Domain) (n int, totalLen int64, df func(id uint32) int
 func (ix *Index) dfIn(id uint32, docs *docset.Set, size int) int {
 	l := &ix.lists[id]
 	n := 0
-	if l.df == len(l.docs) && len(l.docs) <= size*probeCost {
-		for _, doc := range l.docs {
-			if docs.Has(doc) {
-				n++
+	if l.df == l.n && l.n <= size*probeCost {
+		for _, blk := range l.blks {
+			for _, doc := range blk.docs {
+				if docs.Has(doc) {
+					n++
+				}
 			}
 		}
 		return n

@@ -13,7 +13,10 @@ func (ix *Index) Bytes() int64 {
 	n += 16 * int64(cap(ix.names)-len(ix.names))
 	for i := range ix.lists {
 		l := &ix.lists[i]
-		n += int64(unsafe.Sizeof(*l)) + 4*int64(cap(l.docs)) + int64(cap(l.codes))
+		n += int64(unsafe.Sizeof(*l)) + int64(unsafe.Sizeof(block{}))*int64(cap(l.blks)) + 4*int64(cap(l.lasts))
+		for _, b := range l.blks {
+			n += 4*int64(cap(b.docs)) + int64(cap(b.codes))
+		}
 	}
 	n += int64(unsafe.Sizeof(postings{})) * int64(cap(ix.lists)-len(ix.lists))
 	for _, dts := range ix.docTerms {

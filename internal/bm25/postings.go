@@ -1,0 +1,185 @@
+package bm25
+
+// Block-split inverted lists. A term's postings are ascending doc numbers
+// with their frequency codes, cut into blocks of at most blockCap postings,
+// each block its own pair of arrays; the list keeps every block's last doc in
+// one array (lasts), so finding a document is a binary search over lasts and
+// then over one block. Inserting or removing a posting moves at most a
+// block's worth of postings (plus, when a block splits, merges or empties,
+// the list's block headers), not the rest of the list: O(blockCap + df /
+// blockCap) per posting, against O(df) for one flat array. Appends in doc
+// order, the bulk-load case, fill each block to blockCap before opening the
+// next. A block costs 52 bytes of headers and summary, under half a byte a
+// posting at the fill a block keeps (blocks a quarter full or less merge with a
+// neighbour when they fit in three quarters of one).
+
+import "slices"
+
+// blockSize is the capacity of a block, in postings: a split or merge copies
+// at most ~5 blockSize bytes, and the header costs 52/blockSize a posting.
+const blockSize = 256
+
+// postings is one term's inverted list: ascending doc numbers with their
+// frequency codes in blocks, plus the term's document frequency.
+type postings struct {
+	blks  []block  // non-empty blocks, in doc order
+	lasts []uint32 // lasts[b]: the last doc of blks[b]
+	n     int      // postings, Σ len(blks[b].docs)
+	df    int      // documents containing the term in any field
+}
+
+// block is a run of a list's postings.
+type block struct {
+	docs  []uint32 // strictly ascending, 1..blockCap of them
+	codes []uint8  // codes[i]: docs[i]'s frequency (tfTab, or 0 = bigTF)
+}
+
+// find returns the block that holds doc or would hold it (the first whose
+// last doc is >= doc; len(blks) when doc is past the end), the index in that
+// block, and whether doc is there.
+func (l *postings) find(doc uint32) (b, i int, found bool) {
+	b, _ = slices.BinarySearch(l.lasts, doc)
+	if b == len(l.blks) {
+		return b, 0, false
+	}
+	i, found = slices.BinarySearch(l.blks[b].docs, doc)
+	return b, i, found
+}
+
+// insertAt inserts (doc, c) at index i of block b, which must keep the list
+// ascending; a full block splits first. Capacity grows by an eighth at a
+// time (not doubling), so a block's arrays stay near their length.
+func (l *postings) insertAt(b, i int, doc uint32, c uint8, blockCap int) {
+	if len(l.blks[b].docs) >= blockCap {
+		l.split(b)
+		if left := len(l.blks[b].docs); i >= left {
+			b, i = b+1, i-left
+		}
+	}
+	blk := &l.blks[b]
+	n := len(blk.docs)
+	if n == cap(blk.docs) || n == cap(blk.codes) {
+		nc := min(blockCap, n+max(4, n/8))
+		docs, codes := make([]uint32, n, nc), make([]uint8, n, nc)
+		copy(docs, blk.docs)
+		copy(codes, blk.codes)
+		blk.docs, blk.codes = docs, codes
+	}
+	blk.docs = slices.Insert(blk.docs, i, doc)
+	blk.codes = slices.Insert(blk.codes, i, c)
+	l.lasts[b] = blk.docs[len(blk.docs)-1]
+	l.n++
+}
+
+// appendLast adds (doc, c) after every posting of the list.
+func (l *postings) appendLast(doc uint32, c uint8, blockCap int) {
+	if nb := len(l.blks); nb > 0 && len(l.blks[nb-1].docs) < blockCap {
+		blk := &l.blks[nb-1]
+		blk.docs = append(blk.docs, doc)
+		blk.codes = append(blk.codes, c)
+		l.lasts[nb-1] = doc
+		l.n++
+		return
+	}
+	l.blks = append(l.blks, block{docs: []uint32{doc}, codes: []uint8{c}})
+	l.lasts = append(l.lasts, doc)
+	l.n++
+}
+
+// split cuts block b into two halves, each in arrays of its own.
+func (l *postings) split(b int) {
+	blk := l.blks[b]
+	h := len(blk.docs) / 2
+	left := block{docs: slices.Clone(blk.docs[:h]), codes: slices.Clone(blk.codes[:h])}
+	right := block{docs: slices.Clone(blk.docs[h:]), codes: slices.Clone(blk.codes[h:])}
+	l.blks[b] = left
+	l.blks = slices.Insert(l.blks, b+1, right)
+	l.lasts = slices.Insert(l.lasts, b, left.docs[h-1])
+}
+
+// deleteAt removes the posting at index i of block b, dropping the block
+// when it empties, merging it with a neighbour when it falls to a quarter
+// of blockCap and the two fit in three quarters, and giving back capacity
+// when a block's arrays are under half used.
+func (l *postings) deleteAt(b, i, blockCap int) {
+	blk := &l.blks[b]
+	blk.docs = slices.Delete(blk.docs, i, i+1)
+	blk.codes = slices.Delete(blk.codes, i, i+1)
+	l.n--
+	n := len(blk.docs)
+	if n == 0 {
+		l.blks = slices.Delete(l.blks, b, b+1)
+		l.lasts = slices.Delete(l.lasts, b, b+1)
+		l.clip()
+		return
+	}
+	l.lasts[b] = blk.docs[n-1]
+	if n <= blockCap/4 {
+		// The smaller neighbour, if the two fit in three quarters of a block.
+		o := -1
+		if b > 0 {
+			o = b - 1
+		}
+		if b+1 < len(l.blks) && (o < 0 || len(l.blks[b+1].docs) < len(l.blks[o].docs)) {
+			o = b + 1
+		}
+		if o >= 0 && n+len(l.blks[o].docs) <= blockCap*3/4 {
+			l.merge(min(b, o))
+			return
+		}
+	}
+	if c := cap(blk.docs); c > 8 && n < c/2 {
+		blk.docs, blk.codes = slices.Clip(slices.Clone(blk.docs)), slices.Clip(slices.Clone(blk.codes))
+	}
+}
+
+// merge joins blocks b and b+1 into one, in arrays of its own.
+func (l *postings) merge(b int) {
+	x, y := l.blks[b], l.blks[b+1]
+	n := len(x.docs) + len(y.docs)
+	docs := append(make([]uint32, 0, n), x.docs...)
+	codes := append(make([]uint8, 0, n), x.codes...)
+	l.blks[b] = block{docs: append(docs, y.docs...), codes: append(codes, y.codes...)}
+	l.lasts[b] = l.lasts[b+1]
+	l.blks = slices.Delete(l.blks, b+1, b+2)
+	l.lasts = slices.Delete(l.lasts, b+1, b+2)
+	l.clip()
+}
+
+// clip gives back the block headers' capacity when under a quarter is used.
+func (l *postings) clip() {
+	if c := cap(l.blks); c > 8 && len(l.blks) < c/4 {
+		l.blks = slices.Clip(slices.Clone(l.blks))
+		l.lasts = slices.Clip(slices.Clone(l.lasts))
+	}
+}
+
+// cursor walks a list forward to ascending target documents.
+type cursor struct {
+	l *postings
+	b int // current block
+	i int // index in blks[b]
+}
+
+// seek moves to the first posting with doc >= d (not before the current
+// one) and reports whether it is d: a gallop over the blocks' last docs, then
+// over the block from the current index.
+func (c *cursor) seek(d uint32) bool {
+	l := c.l
+	if c.b >= len(l.blks) {
+		return false
+	}
+	if l.lasts[c.b] < d {
+		nb := seek(l.lasts, c.b+1, d)
+		c.b, c.i = nb, 0
+		if nb == len(l.blks) {
+			return false
+		}
+	}
+	docs := l.blks[c.b].docs
+	c.i = seek(docs, c.i, d)
+	return docs[c.i] == d // docs' last >= d, so c.i is in range
+}
+
+// code returns the code of the posting the cursor is on.
+func (c *cursor) code() uint8 { return c.l.blks[c.b].codes[c.i] }
