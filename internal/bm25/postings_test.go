@@ -2,10 +2,12 @@ package bm25
 
 import (
 	"bytes"
+	"cmp"
 	"math/rand"
 	"slices"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/docset"
@@ -30,7 +32,8 @@ func (l *postings) flat() ([]uint32, []uint8) {
 
 // checkBlocks verifies a list's block structure: non-empty blocks of at most
 // blockCap postings, docs and codes of one length, lasts the blocks' last
-// docs, ascending across blocks, n their total.
+// docs, ascending across blocks, n their total, and no two blocks' arrays
+// overlapping.
 func checkBlocks(tb testing.TB, l *postings, blockCap int) {
 	tb.Helper()
 	if len(l.blks) != len(l.lasts) {
@@ -55,6 +58,22 @@ func checkBlocks(tb testing.TB, l *postings, blockCap int) {
 	}
 	if n != l.n {
 		tb.Fatalf("n %d, blocks hold %d", l.n, n)
+	}
+	// No block's arrays, capacity included, overlap another's: appendLast
+	// carves blocks out of one chunk, and an insert in place must never
+	// write into the next block.
+	type span struct{ lo, hi uintptr }
+	var spans []span
+	for _, blk := range l.blks {
+		d, c := unsafe.Pointer(unsafe.SliceData(blk.docs)), unsafe.Pointer(unsafe.SliceData(blk.codes))
+		spans = append(spans, span{uintptr(d), uintptr(d) + 4*uintptr(cap(blk.docs))},
+			span{uintptr(c), uintptr(c) + uintptr(cap(blk.codes))})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].lo < spans[i-1].hi {
+			tb.Fatalf("two blocks' arrays overlap")
+		}
 	}
 }
 
