@@ -182,9 +182,11 @@ func (l *postings) clip() {
 
 // cursor walks a list forward to ascending target documents.
 type cursor struct {
-	l *postings
-	b int // current block
-	i int // index in blks[b]
+	l     *postings
+	b     int      // current block
+	i     int      // index in blks[b]
+	docs  []uint32 // blks[b].docs, nil before the first seek
+	codes []uint8  // blks[b].codes
 }
 
 // seek moves to the first posting with doc >= d (not before the current
@@ -195,17 +197,18 @@ func (c *cursor) seek(d uint32) bool {
 	if c.b >= len(l.blks) {
 		return false
 	}
-	if l.lasts[c.b] < d {
-		nb := seek(l.lasts, c.b+1, d)
-		c.b, c.i = nb, 0
-		if nb == len(l.blks) {
-			return false
+	if c.docs == nil || l.lasts[c.b] < d {
+		if l.lasts[c.b] < d {
+			c.b, c.i = seek(l.lasts, c.b+1, d), 0
+			if c.b == len(l.blks) {
+				return false
+			}
 		}
+		c.docs, c.codes = l.blks[c.b].docs, l.blks[c.b].codes
 	}
-	docs := l.blks[c.b].docs
-	c.i = seek(docs, c.i, d)
-	return docs[c.i] == d // docs' last >= d, so c.i is in range
+	c.i = seek(c.docs, c.i, d)
+	return c.docs[c.i] == d // the block's last doc is >= d, so c.i is in range
 }
 
 // code returns the code of the posting the cursor is on.
-func (c *cursor) code() uint8 { return c.l.blks[c.b].codes[c.i] }
+func (c *cursor) code() uint8 { return c.codes[c.i] }
