@@ -352,9 +352,9 @@ func TestSnapshotRejectsInconsistent(t *testing.T) {
 		ix.Remove(4)
 		return ix
 	}
-	list := func(ix *Index, term string) *block {
+	list := func(ix *Index, term string) *postings {
 		id, _ := ix.terms.find(ix.names, term)
-		return &ix.lists[id].blks[0]
+		return &ix.lists[id]
 	}
 	for _, tc := range []struct {
 		name   string

@@ -115,8 +115,9 @@ func (ix *Index) stats(d *Domain) (n int, totalLen int64, df func(id uint32) int
 func (ix *Index) dfIn(id uint32, docs *docset.Set, size int) int {
 	l := &ix.lists[id]
 	n := 0
-	if l.df == l.n && l.n <= size*probeCost {
-		for _, blk := range l.blks {
+	if sz := l.size(); l.df == sz && sz <= size*probeCost {
+		var one [1]block
+		for _, blk := range l.blocks(&one) {
 			for _, doc := range blk.docs {
 				if docs.Has(doc) {
 					n++

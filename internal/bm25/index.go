@@ -2,7 +2,7 @@ package bm25
 
 // The index: for each term an inverted list of documents in ascending order,
 // each with a one-byte code for its weighted term frequency, cut into blocks
-// of at most 256 postings (postings.go), and for each document its length and
+// of at most 256 postings when longer than that (postings.go), and for each document its length and
 // the sorted ids of its terms. A posting costs about 9 bytes (doc 4, code 1,
 // the document's term id 4, and under half a byte of block headers). The term
 // ids let Remove find the document's postings (a binary search over the
@@ -300,32 +300,17 @@ func (ix *Index) setPosting(l *postings, id, doc uint32, v float64) {
 		}
 		ix.bigTF[tfKey(id, doc)] = v
 	}
-	if nb := len(l.lasts); nb == 0 || l.lasts[nb-1] < doc { // a new document
-		l.appendLast(doc, c, ix.blockCap)
-		return
-	}
-	b, i, found := l.find(doc)
-	if found {
-		codes := l.blks[b].codes
-		if codes[i] == 0 && c != 0 {
-			delete(ix.bigTF, tfKey(id, doc))
-		}
-		codes[i] = c
-		return
-	}
-	l.insertAt(b, i, doc, c, ix.blockCap)
-}
-
-// unlink removes doc's posting from term id's list l, if it has one.
-func (ix *Index) unlink(l *postings, id, doc uint32) {
-	b, i, found := l.find(doc)
-	if !found {
-		return // the term is only in zero-weight fields of doc
-	}
-	if l.blks[b].codes[i] == 0 {
+	if old, had := l.put(doc, c, ix.blockCap); had && old == 0 && c != 0 {
 		delete(ix.bigTF, tfKey(id, doc))
 	}
-	l.deleteAt(b, i, ix.blockCap)
+}
+
+// unlink removes doc's posting from term id's list l, if it has one (it has
+// none when the term is only in zero-weight fields of doc).
+func (ix *Index) unlink(l *postings, id, doc uint32) {
+	if old, had := l.remove(doc, ix.blockCap); had && old == 0 {
+		delete(ix.bigTF, tfKey(id, doc))
+	}
 }
 
 // tfAt returns the weighted frequency of term id's posting with code c for

@@ -1,17 +1,20 @@
 package bm25
 
 // Block-split inverted lists. A term's postings are ascending doc numbers
-// with their frequency codes, cut into blocks of at most blockCap postings,
-// each block its own pair of arrays; the list keeps every block's last doc in
-// one array (lasts), so finding a document is a binary search over lasts and
-// then over one block. Inserting or removing a posting moves at most a
-// block's worth of postings (plus, when a block splits, merges or empties,
-// the list's block headers), not the rest of the list: O(blockCap + df /
-// blockCap) per posting, against O(df) for one flat array. Appends in doc
-// order, the bulk-load case, fill each block to blockCap before opening the
-// next. A block costs 52 bytes of headers and summary, under half a byte a
-// posting at the fill a block keeps (blocks a quarter full or less merge with a
-// neighbour when they fit in three quarters of one).
+// with their frequency codes. A list of up to blockCap postings (most terms)
+// is one pair of arrays, as compact as it can be; a longer one is cut into
+// blocks of at most blockCap postings, each block its own pair of arrays,
+// with every block's last doc in one array (lasts), so finding a document is
+// a binary search over lasts and then over one block. Inserting or removing
+// a posting moves at most a block's worth of postings (plus, when a block
+// splits, merges or empties, the list's block headers), not the rest of the
+// list: O(blockCap + df/blockCap) per posting, against O(df) for one flat
+// array. Appends in doc order, the bulk-load case, fill each block to
+// blockCap before opening the next, and carve new blocks out of chunks sized
+// like the list, so a list built by appends lies in a few contiguous runs. A
+// block costs 52 bytes of headers and summary, under half a byte a posting
+// at the fill a block keeps (blocks a quarter full or less merge with a
+// neighbour when the two fit in three quarters of one).
 
 import "slices"
 
@@ -22,25 +25,143 @@ const blockSize = 256
 // maxChunk is the most blocks an append allocates arrays for at once.
 const maxChunk = 32
 
-// postings is one term's inverted list: ascending doc numbers with their
-// frequency codes in blocks, plus the term's document frequency.
+// postings is one term's inverted list, short (docs and codes) or long
+// (blocks), plus the term's document frequency.
 type postings struct {
-	blks  []block  // non-empty blocks, in doc order
+	docs  []uint32   // a short list's docs, strictly ascending; nil when long
+	codes []uint8    // codes[i]: docs[i]'s frequency (tfTab, or 0 = bigTF)
+	long  *blockList // a list of two blocks or more; nil when short
+	df    int        // documents containing the term in any field
+}
+
+// blockList is a long list's blocks.
+type blockList struct {
+	blks  []block  // non-empty blocks, in doc order; two or more
 	lasts []uint32 // lasts[b]: the last doc of blks[b]
 	n     int      // postings, Σ len(blks[b].docs)
-	df    int      // documents containing the term in any field
 }
 
 // block is a run of a list's postings.
 type block struct {
 	docs  []uint32 // strictly ascending, 1..blockCap of them
-	codes []uint8  // codes[i]: docs[i]'s frequency (tfTab, or 0 = bigTF)
+	codes []uint8  // codes[i]: docs[i]'s frequency
+}
+
+// size returns the number of postings.
+func (l *postings) size() int {
+	if l.long != nil {
+		return l.long.n
+	}
+	return len(l.docs)
+}
+
+// blocks returns the list's blocks in doc order, a short list as one block
+// held in *one (so iterating allocates nothing).
+func (l *postings) blocks(one *[1]block) []block {
+	if l.long != nil {
+		return l.long.blks
+	}
+	if len(l.docs) == 0 {
+		return nil
+	}
+	one[0] = block{docs: l.docs, codes: l.codes}
+	return one[:]
+}
+
+// get returns doc's code and whether doc has a posting.
+func (l *postings) get(doc uint32) (uint8, bool) {
+	if l.long == nil {
+		i, found := slices.BinarySearch(l.docs, doc)
+		if !found {
+			return 0, false
+		}
+		return l.codes[i], true
+	}
+	b, i, found := l.long.find(doc)
+	if !found {
+		return 0, false
+	}
+	return l.long.blks[b].codes[i], true
+}
+
+// put gives doc the code c, inserting its posting in order or updating the
+// one it has, and returns the code it had and whether it had one.
+func (l *postings) put(doc uint32, c uint8, blockCap int) (old uint8, had bool) {
+	if l.long == nil {
+		n := len(l.docs)
+		if n == 0 || l.docs[n-1] < doc { // the common case: a new document
+			if n < blockCap {
+				l.docs = append(l.docs, doc)
+				l.codes = append(l.codes, c)
+				return 0, false
+			}
+		} else {
+			i, found := slices.BinarySearch(l.docs, doc)
+			if found {
+				old, l.codes[i] = l.codes[i], c
+				return old, true
+			}
+			if n < blockCap {
+				l.docs = slices.Insert(l.docs, i, doc)
+				l.codes = slices.Insert(l.codes, i, c)
+				return 0, false
+			}
+		}
+		// A full short list becomes a long one of that one block, which the
+		// posting then splits or follows.
+		l.long = &blockList{blks: []block{{docs: l.docs, codes: l.codes}}, lasts: []uint32{l.docs[n-1]}, n: n}
+		l.docs, l.codes = nil, nil
+	}
+	bl := l.long
+	if bl.lasts[len(bl.lasts)-1] < doc {
+		bl.appendLast(doc, c, blockCap)
+		return 0, false
+	}
+	b, i, found := bl.find(doc)
+	if found {
+		codes := bl.blks[b].codes
+		old, codes[i] = codes[i], c
+		return old, true
+	}
+	bl.insertAt(b, i, doc, c, blockCap)
+	return 0, false
+}
+
+// remove deletes doc's posting and returns its code and whether it had one.
+// A long list left with one block becomes short again.
+func (l *postings) remove(doc uint32, blockCap int) (old uint8, had bool) {
+	if l.long == nil {
+		i, found := slices.BinarySearch(l.docs, doc)
+		if !found {
+			return 0, false
+		}
+		old = l.codes[i]
+		l.docs = slices.Delete(l.docs, i, i+1)
+		l.codes = slices.Delete(l.codes, i, i+1)
+		// Give back memory when a list has shrunk to a quarter of its capacity.
+		if c := cap(l.docs); c > 64 && len(l.docs) < c/4 {
+			l.docs = slices.Clip(slices.Clone(l.docs))
+			l.codes = slices.Clip(slices.Clone(l.codes))
+		}
+		return old, true
+	}
+	bl := l.long
+	b, i, found := bl.find(doc)
+	if !found {
+		return 0, false
+	}
+	old = bl.blks[b].codes[i]
+	bl.deleteAt(b, i, blockCap)
+	if len(bl.blks) == 1 {
+		l.docs, l.codes, l.long = bl.blks[0].docs, bl.blks[0].codes, nil
+	}
+	return old, true
 }
 
 // find returns the block that holds doc or would hold it (the first whose
 // last doc is >= doc; len(blks) when doc is past the end), the index in that
 // block, and whether doc is there.
-func (l *postings) find(doc uint32) (b, i int, found bool) {
+func (l *blockList) find(doc uint32) (b, i int, found bool) {
 	b, _ = slices.BinarySearch(l.lasts, doc)
 	if b == len(l.blks) {
 		return b, 0, false
@@ -52,7 +173,7 @@ func (l *postings) find(doc uint32) (b, i int, found bool) {
 // insertAt inserts (doc, c) at index i of block b, which must keep the list
 // ascending; a full block splits first. Capacity grows by an eighth at a
 // time (not doubling), so a block's arrays stay near their length.
-func (l *postings) insertAt(b, i int, doc uint32, c uint8, blockCap int) {
+func (l *blockList) insertAt(b, i int, doc uint32, c uint8, blockCap int) {
 	if len(l.blks[b].docs) >= blockCap {
 		l.split(b)
 		if left := len(l.blks[b].docs); i >= left {
@@ -78,12 +199,12 @@ func (l *postings) insertAt(b, i int, doc uint32, c uint8, blockCap int) {
 // carved from the spare capacity past the last block's arrays when they have
 // some, else from a new chunk sized for as many blocks as the list has (at
 // most maxChunk): a list built by appends lies in a few contiguous chunks,
-// as a flat array grown by doubling would, and scans it at the same speed.
-// Only the last block's arrays may reach past blockCap, and only into spare
+// as a flat array grown by doubling would, and scans at the same speed. Only
+// the last block's arrays may reach past blockCap, and only into spare
 // capacity that no other block uses.
-func (l *postings) appendLast(doc uint32, c uint8, blockCap int) {
+func (l *blockList) appendLast(doc uint32, c uint8, blockCap int) {
 	nb := len(l.blks)
-	if nb > 0 && len(l.blks[nb-1].docs) < blockCap {
+	if len(l.blks[nb-1].docs) < blockCap {
 		blk := &l.blks[nb-1]
 		blk.docs = append(blk.docs, doc)
 		blk.codes = append(blk.codes, c)
@@ -91,29 +212,24 @@ func (l *postings) appendLast(doc uint32, c uint8, blockCap int) {
 		l.n++
 		return
 	}
+	last := &l.blks[nb-1]
+	docs, codes := last.docs, last.codes
+	last.docs, last.codes = docs[:blockCap:blockCap], codes[:blockCap:blockCap]
 	var next block
-	if nb == 0 {
-		next = block{docs: []uint32{doc}, codes: []uint8{c}}
+	if cap(docs) > blockCap && cap(codes) > blockCap {
+		next = block{docs: docs[blockCap : blockCap+1 : cap(docs)], codes: codes[blockCap : blockCap+1 : cap(codes)]}
 	} else {
-		last := &l.blks[nb-1]
-		docs, codes := last.docs, last.codes
-		last.docs, last.codes = docs[:blockCap:blockCap], codes[:blockCap:blockCap]
-		if cap(docs) > blockCap && cap(codes) > blockCap {
-			next = block{docs: docs[blockCap : blockCap+1 : cap(docs)], codes: codes[blockCap : blockCap+1 : cap(codes)]}
-			next.docs[0], next.codes[0] = doc, c
-		} else {
-			k := min(nb, maxChunk) * blockCap
-			next = block{docs: make([]uint32, 1, k), codes: make([]uint8, 1, k)}
-			next.docs[0], next.codes[0] = doc, c
-		}
+		k := min(nb, maxChunk) * blockCap
+		next = block{docs: make([]uint32, 1, k), codes: make([]uint8, 1, k)}
 	}
+	next.docs[0], next.codes[0] = doc, c
 	l.blks = append(l.blks, next)
 	l.lasts = append(l.lasts, doc)
 	l.n++
 }
 
 // split cuts block b into two halves, each in arrays of its own.
-func (l *postings) split(b int) {
+func (l *blockList) split(b int) {
 	blk := l.blks[b]
 	h := len(blk.docs) / 2
 	left := block{docs: slices.Clone(blk.docs[:h]), codes: slices.Clone(blk.codes[:h])}
@@ -127,7 +243,7 @@ func (l *postings) split(b int) {
 // when it empties, merging it with a neighbour when it falls to a quarter
 // of blockCap and the two fit in three quarters, and giving back capacity
 // when a block's arrays are under half used.
-func (l *postings) deleteAt(b, i, blockCap int) {
+func (l *blockList) deleteAt(b, i, blockCap int) {
 	blk := &l.blks[b]
 	blk.docs = slices.Delete(blk.docs, i, i+1)
 	blk.codes = slices.Delete(blk.codes, i, i+1)
@@ -160,7 +276,7 @@ func (l *postings) deleteAt(b, i, blockCap int) {
 }
 
 // merge joins blocks b and b+1 into one, in arrays of its own.
-func (l *postings) merge(b int) {
+func (l *blockList) merge(b int) {
 	x, y := l.blks[b], l.blks[b+1]
 	n := len(x.docs) + len(y.docs)
 	docs := append(make([]uint32, 0, n), x.docs...)
@@ -173,7 +289,7 @@ func (l *postings) merge(b int) {
 }
 
 // clip gives back the block headers' capacity when under a quarter is used.
-func (l *postings) clip() {
+func (l *blockList) clip() {
 	if c := cap(l.blks); c > 8 && len(l.blks) < c/4 {
 		l.blks = slices.Clip(slices.Clone(l.blks))
 		l.lasts = slices.Clip(slices.Clone(l.lasts))
@@ -182,18 +298,29 @@ func (l *postings) clip() {
 
 // cursor walks a list forward to ascending target documents.
 type cursor struct {
-	l     *postings
-	b     int      // current block
-	i     int      // index in blks[b]
-	docs  []uint32 // blks[b].docs, nil before the first seek
-	codes []uint8  // blks[b].codes
+	l     *blockList // nil for a short list
+	b     int        // current block
+	i     int        // index in docs
+	docs  []uint32   // the current block's docs (a short list's); nil before the first seek of a long list
+	codes []uint8
+}
+
+func newCursor(l *postings) cursor {
+	if l.long == nil {
+		return cursor{docs: l.docs, codes: l.codes}
+	}
+	return cursor{l: l.long}
 }
 
 // seek moves to the first posting with doc >= d (not before the current
-// one) and reports whether it is d: a gallop over the blocks' last docs, then
-// over the block from the current index.
+// one) and reports whether it is d: over a long list, a gallop over the
+// blocks' last docs, then over the block from the current index.
 func (c *cursor) seek(d uint32) bool {
 	l := c.l
+	if l == nil {
+		c.i = seek(c.docs, c.i, d)
+		return c.i < len(c.docs) && c.docs[c.i] == d
+	}
 	if c.b >= len(l.blks) {
 		return false
 	}
@@ -208,6 +335,14 @@ func (c *cursor) seek(d uint32) bool {
 	}
 	c.i = seek(c.docs, c.i, d)
 	return c.docs[c.i] == d // the block's last doc is >= d, so c.i is in range
+}
+
+// done reports whether the cursor is past the list's last posting.
+func (c *cursor) done() bool {
+	if c.l == nil {
+		return c.i >= len(c.docs)
+	}
+	return c.b >= len(c.l.blks)
 }
 
 // code returns the code of the posting the cursor is on.

@@ -23,25 +23,37 @@ import (
 func (l *postings) flat() ([]uint32, []uint8) {
 	var docs []uint32
 	var codes []uint8
-	for _, b := range l.blks {
+	var one [1]block
+	for _, b := range l.blocks(&one) {
 		docs = append(docs, b.docs...)
 		codes = append(codes, b.codes...)
 	}
 	return docs, codes
 }
 
-// checkBlocks verifies a list's block structure: non-empty blocks of at most
-// blockCap postings, docs and codes of one length, lasts the blocks' last
-// docs, ascending across blocks, n their total, and no two blocks' arrays
+// checkBlocks verifies a list's structure: a short list at most blockCap
+// postings, a long one two blocks or more, each non-empty and at most
+// blockCap, docs and codes of one length, lasts the blocks' last docs,
+// ascending across blocks, n their total, and no two blocks' arrays
 // overlapping.
 func checkBlocks(tb testing.TB, l *postings, blockCap int) {
 	tb.Helper()
-	if len(l.blks) != len(l.lasts) {
-		tb.Fatalf("%d blocks, %d lasts", len(l.blks), len(l.lasts))
+	if l.long == nil {
+		if len(l.docs) > blockCap || len(l.docs) != len(l.codes) {
+			tb.Fatalf("short list of %d docs, %d codes (capacity %d)", len(l.docs), len(l.codes), blockCap)
+		}
+		if !slices.IsSorted(l.docs) || len(slices.Compact(slices.Clone(l.docs))) != len(l.docs) {
+			tb.Fatalf("short list out of order")
+		}
+		return
+	}
+	bl := l.long
+	if l.docs != nil || l.codes != nil || len(bl.blks) < 2 || len(bl.blks) != len(bl.lasts) {
+		tb.Fatalf("long list: %d blocks, %d lasts, short arrays %d", len(bl.blks), len(bl.lasts), len(l.docs))
 	}
 	n := 0
 	prev := int64(-1)
-	for b, blk := range l.blks {
+	for b, blk := range bl.blks {
 		if len(blk.docs) == 0 || len(blk.docs) > blockCap || len(blk.docs) != len(blk.codes) {
 			tb.Fatalf("block %d: %d docs, %d codes (capacity %d)", b, len(blk.docs), len(blk.codes), blockCap)
 		}
@@ -51,20 +63,20 @@ func checkBlocks(tb testing.TB, l *postings, blockCap int) {
 			}
 			prev = int64(d)
 		}
-		if l.lasts[b] != blk.docs[len(blk.docs)-1] {
-			tb.Fatalf("block %d: last %d, holds up to %d", b, l.lasts[b], blk.docs[len(blk.docs)-1])
+		if bl.lasts[b] != blk.docs[len(blk.docs)-1] {
+			tb.Fatalf("block %d: last %d, holds up to %d", b, bl.lasts[b], blk.docs[len(blk.docs)-1])
 		}
 		n += len(blk.docs)
 	}
-	if n != l.n {
-		tb.Fatalf("n %d, blocks hold %d", l.n, n)
+	if n != bl.n {
+		tb.Fatalf("n %d, blocks hold %d", bl.n, n)
 	}
 	// No block's arrays, capacity included, overlap another's: appendLast
 	// carves blocks out of one chunk, and an insert in place must never
 	// write into the next block.
 	type span struct{ lo, hi uintptr }
 	var spans []span
-	for _, blk := range l.blks {
+	for _, blk := range bl.blks {
 		d, c := unsafe.Pointer(unsafe.SliceData(blk.docs)), unsafe.Pointer(unsafe.SliceData(blk.codes))
 		spans = append(spans, span{uintptr(d), uintptr(d) + 4*uintptr(cap(blk.docs))},
 			span{uintptr(c), uintptr(c) + uintptr(cap(blk.codes))})
@@ -83,17 +95,14 @@ type twin struct {
 	codes []uint8
 }
 
-// set inserts or updates doc in both the list and the twin, as setPosting
-// does.
-func setBoth(l *postings, tw *twin, doc uint32, c uint8, blockCap int) {
-	if nb := len(l.lasts); nb == 0 || l.lasts[nb-1] < doc {
-		l.appendLast(doc, c, blockCap)
-	} else if b, i, found := l.find(doc); found {
-		l.blks[b].codes[i] = c
-	} else {
-		l.insertAt(b, i, doc, c, blockCap)
-	}
+// setBoth puts (doc, c) in both the list and the twin and checks that both
+// had the same code before.
+func setBoth(tb testing.TB, l *postings, tw *twin, doc uint32, c uint8, blockCap int) {
+	old, had := l.put(doc, c, blockCap)
 	i, found := slices.BinarySearch(tw.docs, doc)
+	if had != found || (found && old != tw.codes[i]) {
+		tb.Fatalf("put %d: had %v (code %d), twin %v", doc, had, old, found)
+	}
 	if found {
 		tw.codes[i] = c
 		return
@@ -102,20 +111,33 @@ func setBoth(l *postings, tw *twin, doc uint32, c uint8, blockCap int) {
 	tw.codes = slices.Insert(tw.codes, i, c)
 }
 
+// removeBoth removes doc from both and checks they agree on what it had.
+func removeBoth(tb testing.TB, l *postings, tw *twin, doc uint32, blockCap int) {
+	old, had := l.remove(doc, blockCap)
+	i, found := slices.BinarySearch(tw.docs, doc)
+	if had != found || (found && old != tw.codes[i]) {
+		tb.Fatalf("remove %d: had %v (code %d), twin %v", doc, had, old, found)
+	}
+	if found {
+		tw.docs = slices.Delete(tw.docs, i, i+1)
+		tw.codes = slices.Delete(tw.codes, i, i+1)
+	}
+}
+
 // checkTwin compares the list with its twin, lookups included, and with
 // walks every two-step cursor walk.
 func checkTwin(tb testing.TB, l *postings, tw *twin, blockCap int, universe uint32, walks bool) {
 	tb.Helper()
 	checkBlocks(tb, l, blockCap)
 	docs, codes := l.flat()
-	if !slices.Equal(docs, tw.docs) || !slices.Equal(codes, tw.codes) {
-		tb.Fatalf("list %v %v, twin %v %v", docs, codes, tw.docs, tw.codes)
+	if !slices.Equal(docs, tw.docs) || !slices.Equal(codes, tw.codes) || l.size() != len(tw.docs) {
+		tb.Fatalf("list %v %v (size %d), twin %v %v", docs, codes, l.size(), tw.docs, tw.codes)
 	}
 	for d := range universe + 1 {
-		b, i, found := l.find(d)
+		c, found := l.get(d)
 		j, want := slices.BinarySearch(tw.docs, d)
-		if found != want || (found && (l.blks[b].docs[i] != d || l.blks[b].codes[i] != tw.codes[j])) {
-			tb.Fatalf("find(%d) = %d, %d, %v in %v", d, b, i, found, tw.docs)
+		if found != want || (found && c != tw.codes[j]) {
+			tb.Fatalf("get(%d) = %d, %v in %v", d, c, found, tw.docs)
 		}
 	}
 	if !walks {
@@ -124,11 +146,15 @@ func checkTwin(tb testing.TB, l *postings, tw *twin, blockCap int, universe uint
 	// Every cursor walk: from each start target to each later one.
 	for d0 := range universe + 1 {
 		for d1 := d0; d1 <= universe+1; d1++ {
-			c := cursor{l: l}
+			c := newCursor(l)
 			c.seek(d0)
 			got := c.seek(d1)
-			if _, want := slices.BinarySearch(tw.docs, d1); got != want || (got && c.code() != tw.codes[slices.Index(tw.docs, d1)]) {
+			j, want := slices.BinarySearch(tw.docs, d1)
+			if got != want || (got && c.code() != tw.codes[j]) {
 				tb.Fatalf("seek %d then %d: %v in %v", d0, d1, got, tw.docs)
+			}
+			if c.done() != (j == len(tw.docs)) {
+				tb.Fatalf("seek %d then %d: done %v in %v", d0, d1, c.done(), tw.docs)
 			}
 		}
 	}
@@ -146,13 +172,10 @@ func TestBlocksExhaustive(t *testing.T) {
 			tw := &twin{}
 			for s, x := range seq {
 				d := uint32(x)
-				if b, i, found := l.find(d); found {
-					l.deleteAt(b, i, blockCap)
-					j, _ := slices.BinarySearch(tw.docs, d)
-					tw.docs = slices.Delete(tw.docs, j, j+1)
-					tw.codes = slices.Delete(tw.codes, j, j+1)
+				if _, found := l.get(d); found {
+					removeBoth(t, &l, tw, d, blockCap)
 				} else {
-					setBoth(&l, tw, d, uint8(s+1), blockCap)
+					setBoth(t, &l, tw, d, uint8(s+1), blockCap)
 				}
 				checkTwin(t, &l, tw, blockCap, universe, s == steps-1)
 			}
@@ -182,13 +205,10 @@ func TestBlocksRandomChurn(t *testing.T) {
 			d := uint32(r.Intn(universe))
 			// Phases: grow, shrink, mixed.
 			del := r.Intn(10) < []int{2, 8, 5}[(step/2000)%3]
-			if b, i, found := l.find(d); found && del {
-				l.deleteAt(b, i, blockCap)
-				j, _ := slices.BinarySearch(tw.docs, d)
-				tw.docs = slices.Delete(tw.docs, j, j+1)
-				tw.codes = slices.Delete(tw.codes, j, j+1)
-			} else if !del {
-				setBoth(&l, tw, d, uint8(1+r.Intn(255)), blockCap)
+			if del {
+				removeBoth(t, &l, tw, d, blockCap)
+			} else {
+				setBoth(t, &l, tw, d, uint8(1+r.Intn(255)), blockCap)
 			}
 			if step%97 == 0 {
 				checkTwin(t, &l, tw, blockCap, universe, step%(97*20) == 0)
@@ -216,14 +236,17 @@ func churnTiny(t *testing.T, r *rand.Rand, ix *Index, ref *refIndex, docs, round
 func TestTinyBlocksMatchReference(t *testing.T) {
 	// Indexes whose lists span many blocks (capacities 2, 3 and 8) score as
 	// the reference does on every path, before and after a snapshot round
-	// trip into an index of another capacity, and equal one of full blocks.
-	p := Params{K1: 1.2, B: 0.75, FieldWeights: []float64{2, 1, 0}}
+	// trip into an index of another capacity, and equal one of full blocks,
+	// in a domain too.
 	r := rand.New(rand.NewSource(5))
 	allow := docset.New(200)
 	for d := uint32(0); d < 200; d += 3 {
 		allow.Add(d)
 	}
-	for _, blockCap := range []int{2, 3, 8} {
+	// With a zero-weight field, terms without postings; without one, every
+	// holder has a posting, so domain frequencies are counted over the lists.
+	for ci, blockCap := range []int{2, 3, 8, 4} {
+		p := Params{K1: 1.2, B: 0.75, FieldWeights: []float64{2, 1, float64(ci / 3)}}
 		ix, full, ref := New(p), New(p), newRef(p)
 		ix.blockCap = blockCap
 		for round := range 4 {
@@ -244,6 +267,13 @@ func TestTinyBlocksMatchReference(t *testing.T) {
 			}
 			sameStructure(t, ix, loaded)
 			checkConsistent(t, loaded)
+			sub := New(p)
+			allow.ForEach(func(d uint32) bool {
+				if f, ok := ref.docs[d]; ok {
+					sub.Add(d, f)
+				}
+				return true
+			})
 			for i := range 150 {
 				q := randQuery(r, 30)
 				set := []*docset.Set{nil, allow}[i%2]
@@ -255,6 +285,16 @@ func TestTinyBlocksMatchReference(t *testing.T) {
 					if o := other.Search(q, set, k); !slices.Equal(o, got) {
 						t.Fatalf("capacity %d query %q: %v, other index %v", blockCap, q, got, o)
 					}
+				}
+				// Statistics of a domain (document frequencies counted over
+				// the lists' blocks or the documents' term lists): the same
+				// as an index of the domain's documents alone.
+				dom := &Domain{Key: "", Docs: allow}
+				if a, b := ix.SearchIn(q, dom, nil, k), sub.Search(q, nil, k); !slices.Equal(a, b) {
+					t.Fatalf("capacity %d query %q in the domain: %v, an index of the domain %v", blockCap, q, a, b)
+				}
+				if a, b := ix.QueryBoundIn(q, dom), sub.QueryBound(q); a != b {
+					t.Fatalf("capacity %d query %q: domain bound %v, an index of the domain %v", blockCap, q, a, b)
 				}
 				for d := range uint32(200) {
 					a, okA := ix.Score(d, q)

@@ -117,7 +117,7 @@ func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int
 			continue // no document of the collection holds it
 		}
 		dst = append(dst, qterm{id: id, df: f, w: ix.p.idf(n, f) * (ix.p.K1 + 1)})
-		total += ix.lists[id].n
+		total += ix.lists[id].size()
 	}
 	slices.SortFunc(dst, func(a, b qterm) int {
 		if c := cmp.Compare(a.df, b.df); c != 0 {
@@ -133,9 +133,8 @@ func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int
 func (ix *Index) addTerms(doc uint32, qts []qterm, sc scorer, s float64) float64 {
 	norm := sc.norm(ix.docLen[doc])
 	for _, q := range qts {
-		l := &ix.lists[q.id]
-		if b, i, ok := l.find(doc); ok {
-			s += term(q.w, ix.tfAt(q.id, doc, l.blks[b].codes[i]), norm)
+		if c, ok := ix.lists[q.id].get(doc); ok {
+			s += term(q.w, ix.tfAt(q.id, doc, c), norm)
 		}
 	}
 	return s
@@ -167,7 +166,7 @@ func (ix *Index) searchAllowed(qts []qterm, sc scorer, allow *docset.Set, k int)
 	var buf [8]cursor
 	curs := buf[:0]
 	for _, q := range qts {
-		curs = append(curs, cursor{l: &ix.lists[q.id]})
+		curs = append(curs, newCursor(&ix.lists[q.id]))
 	}
 	allow.ForEach(func(d uint32) bool {
 		if int(d) >= len(ix.present) {
@@ -213,13 +212,13 @@ func (ix *Index) searchPostings(qts []qterm, sc scorer, allow *docset.Set, k int
 	}
 	remaining := 0
 	for _, q := range qts {
-		remaining += ix.lists[q.id].n
+		remaining += ix.lists[q.id].size()
 	}
 	acc, touched := a.acc, a.touched[:0]
 	for i, q := range qts {
 		l := &ix.lists[q.id]
 		touched = ix.accumulate(acc, touched, l, q, sc, allow)
-		remaining -= l.n
+		remaining -= l.size()
 		rest := qts[i+1:]
 		if prune && len(rest) > 0 && len(touched) >= k && len(touched) < remaining &&
 			a.kthBest(acc, touched, k) > bound(rest)*(1+1e-9) {
@@ -248,22 +247,23 @@ func (ix *Index) finish(acc []float64, touched []uint32, rest []qterm, sc scorer
 	sorted := false
 	for _, q := range rest {
 		l := &ix.lists[q.id]
-		if len(touched)*probeCost < l.n {
+		if len(touched)*probeCost < l.size() {
 			if !sorted {
 				slices.Sort(touched)
 				sorted = true
 			}
-			c := cursor{l: l}
+			c := newCursor(l)
 			for _, d := range touched {
 				if c.seek(d) {
 					acc[d] += term(q.w, ix.tfAt(q.id, d, c.code()), sc.norm(ix.docLen[d]))
-				} else if c.b == len(l.blks) {
+				} else if c.done() {
 					break
 				}
 			}
 			continue
 		}
-		for _, blk := range l.blks {
+		var one [1]block
+		for _, blk := range l.blocks(&one) {
 			codes := blk.codes[:len(blk.docs)]
 			for i, d := range blk.docs {
 				if acc[d] != 0 {
@@ -284,7 +284,8 @@ func (ix *Index) finish(acc []float64, touched []uint32, rest []qterm, sc scorer
 // accumulator means untouched and touched holds no duplicates.
 func (ix *Index) accumulate(acc []float64, touched []uint32, l *postings, q qterm, sc scorer, allow *docset.Set) []uint32 {
 	docLen, tab, w := ix.docLen, &ix.tfTab, q.w
-	for _, blk := range l.blks {
+	var one [1]block
+	for _, blk := range l.blocks(&one) {
 		docs := blk.docs
 		codes := blk.codes[:len(docs)]
 		if allow == nil {

@@ -2,8 +2,9 @@ package bm25
 
 // Snapshots: the index written to and read back from a binenc stream, so a
 // store opens without re-tokenizing every document. Every structure is
-// written flat, as it is in memory, and read back with bulk reads into a few
-// large arrays that the lists and term lists are carved out of: loading costs
+// written flat (a list's blocks end to end, so the layout does not depend on
+// the block size) and read back with bulk reads into a few large arrays that
+// the lists' blocks and the term lists are carved out of: loading costs
 // O(terms + documents) allocations and one sequential pass over the postings
 // to validate them. Validation keeps a corrupt snapshot from becoming an
 // index that later misbehaves: every list strictly ascending over indexed
@@ -50,19 +51,21 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	lens := make([]uint32, len(ix.lists))
 	var total int
 	for id := range ix.lists {
-		lens[id] = uint32(ix.lists[id].n)
-		total += ix.lists[id].n
+		lens[id] = uint32(ix.lists[id].size())
+		total += ix.lists[id].size()
 	}
 	w.Uint32s(lens)
 	w.Uint64(uint64(total))
 	for id := range ix.lists {
-		for _, b := range ix.lists[id].blks {
+		var one [1]block
+		for _, b := range ix.lists[id].blocks(&one) {
 			w.RawUint32s(b.docs)
 		}
 	}
 	w.Uint64(uint64(total))
 	for id := range ix.lists {
-		for _, b := range ix.lists[id].blks {
+		var one [1]block
+		for _, b := range ix.lists[id].blocks(&one) {
 			w.RawBytes(b.codes)
 		}
 	}
@@ -90,7 +93,7 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 			if !hasZero {
 				break
 			}
-			if _, _, ok := ix.lists[id].find(uint32(doc)); !ok {
+			if _, ok := ix.lists[id].get(uint32(doc)); !ok {
 				zero = append(zero, id, uint32(doc))
 			}
 		}
@@ -268,17 +271,21 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	return nil
 }
 
-// readLists carves the lists out of docs and codes, in blocks of blockCap
-// postings (the last of a list shorter) that share the arrays, and checks
+// readLists carves the lists out of docs and codes, those longer than
+// blockCap in blocks of blockCap postings (the last shorter), and checks
 // them: each strictly ascending below nd, codes inside a table of nCodes,
 // every escaped posting with a value. It returns the sum of pairHash over
 // the postings.
 func readLists(key uint64, lens, docs []uint32, codes []uint8, bigTF map[uint64]float64, nCodes, nd, blockCap int) ([]postings, uint64, string) {
 	lists := make([]postings, len(lens))
-	nblk := 0
+	nblk, nlong := 0, 0
 	for _, n := range lens {
-		nblk += (int(n) + blockCap - 1) / blockCap
+		if int(n) > blockCap {
+			nblk += (int(n) + blockCap - 1) / blockCap
+			nlong++
+		}
 	}
+	longs := make([]blockList, 0, nlong)
 	blks := make([]block, nblk)
 	lasts := make([]uint32, nblk)
 	var at, atb, escaped int
@@ -309,16 +316,23 @@ func readLists(key uint64, lens, docs []uint32, codes []uint8, bigTF map[uint64]
 			}
 			h += pairHash(key, uint32(id), d)
 		}
-		nb := (n + blockCap - 1) / blockCap
 		l := &lists[id]
-		l.blks, l.lasts = blks[atb:atb+nb:atb+nb], lasts[atb:atb+nb:atb+nb]
+		l.df = n
+		at += n
+		if n <= blockCap {
+			if n > 0 {
+				l.docs, l.codes = ds, cs
+			}
+			continue
+		}
+		nb := (n + blockCap - 1) / blockCap
+		longs = append(longs, blockList{blks: blks[atb : atb+nb : atb+nb], lasts: lasts[atb : atb+nb : atb+nb], n: n})
+		l.long = &longs[len(longs)-1]
 		for b := range nb {
 			lo, hi := b*blockCap, min(n, (b+1)*blockCap)
-			l.blks[b] = block{docs: ds[lo:hi:hi], codes: cs[lo:hi:hi]}
-			l.lasts[b] = ds[hi-1]
+			l.long.blks[b] = block{docs: ds[lo:hi:hi], codes: cs[lo:hi:hi]}
+			l.long.lasts[b] = ds[hi-1]
 		}
-		l.n, l.df = n, n
-		at += n
 		atb += nb
 	}
 	if at != len(docs) {
