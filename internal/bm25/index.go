@@ -1,17 +1,18 @@
 package bm25
 
 // The index: for each term an inverted list of documents in ascending order,
-// each with a one-byte code for its weighted term frequency, cut into blocks
-// of at most 256 postings when longer than that (postings.go), and for each document its length and
-// the sorted ids of its terms. A posting costs about 9 bytes (doc 4, code 1,
-// the document's term id 4, and under half a byte of block headers). The term
-// ids let Remove find the document's postings (a binary search over the
-// blocks' last docs, then in one block) and let a replacement update in place
-// the postings of the terms it keeps, so nothing leaks as documents come and
-// go. The lists' order makes probing a document a binary search and
-// intersecting with a sorted set a merge; the blocks make a single write
-// cheap at any size: a posting inserted or removed moves at most its block,
-// while bulk loads, which add documents in ascending order, only append.
+// each with a one-byte code for its weighted term frequency, one pair of
+// arrays up to 512 postings and cut into blocks of at most 512 past that
+// (postings.go), and for each document its length and the sorted ids of its
+// terms. A posting costs about 9 bytes (doc 4, code 1, the document's term id
+// 4, and a long list's block headers, a fraction of a byte). The term ids let
+// Remove find the document's postings (a binary search over the blocks' last
+// docs, then in one block) and let a replacement update in place the
+// postings of the terms it keeps, so nothing leaks as documents come and go.
+// The lists' order makes probing a document a binary search and intersecting
+// with a sorted set a merge; the blocks make a single write cheap at any
+// size, since a posting inserted or removed moves at most its block, while
+// bulk loads, which add documents in ascending order, only append.
 //
 // Weighted frequencies are few distinct values (a sum of field weights times
 // small counts), so the index interns them: codes 1..maxCodes name a value in

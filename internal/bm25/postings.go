@@ -10,17 +10,18 @@ package bm25
 // splits, merges or empties, the list's block headers), not the rest of the
 // list: O(blockCap + df/blockCap) per posting, against O(df) for one flat
 // array. Appends in doc order, the bulk-load case, fill each block to
-// blockCap before opening the next, and carve new blocks out of chunks sized
-// like the list, so a list built by appends lies in a few contiguous runs. A
-// block costs 52 bytes of headers and summary, under half a byte a posting
-// at the fill a block keeps (blocks a quarter full or less merge with a
-// neighbour when the two fit in three quarters of one).
+// blockCap before opening the next, and carve new blocks out of chunks of a
+// quarter of the list, so a list built by appends lies in contiguous runs. A
+// block costs 52 bytes of headers and summary: a tenth of a byte a posting
+// when full, under half a byte at the least fill a block keeps (blocks a
+// quarter full or less merge with a neighbour when the two fit in three
+// quarters of one).
 
 import "slices"
 
 // blockSize is the capacity of a block, in postings: a split or merge copies
 // at most ~5 blockSize bytes, and the header costs 52/blockSize a posting.
-const blockSize = 256
+const blockSize = 512
 
 // maxChunk is the most blocks an append allocates arrays for at once.
 const maxChunk = 32
@@ -197,9 +198,10 @@ func (l *blockList) insertAt(b, i int, doc uint32, c uint8, blockCap int) {
 
 // appendLast adds (doc, c) after every posting of the list. A new block is
 // carved from the spare capacity past the last block's arrays when they have
-// some, else from a new chunk sized for as many blocks as the list has (at
-// most maxChunk): a list built by appends lies in a few contiguous chunks,
-// as a flat array grown by doubling would, and scans at the same speed. Only
+// some, else from a new chunk sized for a quarter as many blocks as the list
+// has (at most maxChunk): a list built by appends lies in a few contiguous
+// chunks, and grows by a quarter at a time, as a flat array grown by append
+// would, with at most a quarter of its capacity spare. Only
 // the last block's arrays may reach past blockCap, and only into spare
 // capacity that no other block uses.
 func (l *blockList) appendLast(doc uint32, c uint8, blockCap int) {
@@ -219,7 +221,7 @@ func (l *blockList) appendLast(doc uint32, c uint8, blockCap int) {
 	if cap(docs) > blockCap && cap(codes) > blockCap {
 		next = block{docs: docs[blockCap : blockCap+1 : cap(docs)], codes: codes[blockCap : blockCap+1 : cap(codes)]}
 	} else {
-		k := min(nb, maxChunk) * blockCap
+		k := min(max(1, nb/4), maxChunk) * blockCap
 		next = block{docs: make([]uint32, 1, k), codes: make([]uint8, 1, k)}
 	}
 	next.docs[0], next.codes[0] = doc, c
