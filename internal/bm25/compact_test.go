@@ -48,7 +48,14 @@ func checkConsistent(tb testing.TB, ix *Index) {
 		tb.Fatalf("n %d/%d, total length %d/%d", n, ix.n, total, ix.totalLen)
 	}
 	escaped := 0
-	for id, l := range ix.lists {
+	for id := range ix.lists {
+		checkBlocks(tb, &ix.lists[id], ix.blockCap)
+		docs, codes := ix.lists[id].flat()
+		l := struct {
+			docs  []uint32
+			codes []uint8
+			df    int
+		}{docs, codes, ix.lists[id].df}
 		if l.df != df[id] || len(l.docs) != len(l.codes) {
 			tb.Fatalf("term %d: df %d, recounted %d; %d docs, %d codes", id, l.df, df[id], len(l.docs), len(l.codes))
 		}

@@ -115,10 +115,13 @@ func (ix *Index) stats(d *Domain) (n int, totalLen int64, df func(id uint32) int
 func (ix *Index) dfIn(id uint32, docs *docset.Set, size int) int {
 	l := &ix.lists[id]
 	n := 0
-	if l.df == len(l.docs) && len(l.docs) <= size*probeCost {
-		for _, doc := range l.docs {
-			if docs.Has(doc) {
-				n++
+	if sz := l.size(); l.df == sz && sz <= size*probeCost {
+		var one [1]block
+		for _, blk := range l.blocks(&one) {
+			for _, doc := range blk.docs {
+				if docs.Has(doc) {
+					n++
+				}
 			}
 		}
 		return n

@@ -14,6 +14,12 @@ func (ix *Index) Bytes() int64 {
 	for i := range ix.lists {
 		l := &ix.lists[i]
 		n += int64(unsafe.Sizeof(*l)) + 4*int64(cap(l.docs)) + int64(cap(l.codes))
+		if bl := l.long; bl != nil {
+			n += int64(unsafe.Sizeof(*bl)) + int64(unsafe.Sizeof(block{}))*int64(cap(bl.blks)) + 4*int64(cap(bl.lasts))
+			for _, b := range bl.blks {
+				n += 4*int64(cap(b.docs)) + int64(cap(b.codes))
+			}
+		}
 	}
 	n += int64(unsafe.Sizeof(postings{})) * int64(cap(ix.lists)-len(ix.lists))
 	for _, dts := range ix.docTerms {

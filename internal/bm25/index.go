@@ -1,18 +1,18 @@
 package bm25
 
 // The index: for each term an inverted list of documents in ascending order,
-// each with a one-byte code for its weighted term frequency, and for each
-// document its length and the sorted ids of its terms. A posting costs 9
-// bytes (doc 4, code 1, the document's term id 4). The term ids let Remove
-// find the document's postings (binary search in each list) and let a
-// replacement update in place the postings of the terms it keeps, so nothing
-// leaks as documents come and go. The lists' order makes probing a document
-// a binary search and intersecting with a sorted set a merge. The price is
-// on single writes: a posting inserted into or removed from the middle of a
-// list moves the rest of it (O(df) bytes; ~1 ms to replace a memory in a 1M
-// synthetic store, against ~50 µs with the unordered lists and positions of
-// snapshot version 1), while bulk loads, which add documents in ascending
-// order, only append.
+// each with a one-byte code for its weighted term frequency, one pair of
+// arrays up to 512 postings and cut into blocks of at most 512 past that
+// (postings.go), and for each document its length and the sorted ids of its
+// terms. A posting costs about 9 bytes (doc 4, code 1, the document's term id
+// 4, and a long list's block headers, a fraction of a byte). The term ids let
+// Remove find the document's postings (a binary search over the blocks' last
+// docs, then in one block) and let a replacement update in place the
+// postings of the terms it keeps, so nothing leaks as documents come and go.
+// The lists' order makes probing a document a binary search and intersecting
+// with a sorted set a merge; the blocks make a single write cheap at any
+// size, since a posting inserted or removed moves at most its block, while
+// bulk loads, which add documents in ascending order, only append.
 //
 // Weighted frequencies are few distinct values (a sum of field weights times
 // small counts), so the index interns them: codes 1..maxCodes name a value in
@@ -28,14 +28,6 @@ import (
 
 // maxCodes is the number of interned frequency values (codes 1..maxCodes).
 const maxCodes = 255
-
-// postings is one term's inverted list: ascending doc numbers with their
-// frequency codes, plus the term's document frequency.
-type postings struct {
-	docs  []uint32 // strictly ascending
-	codes []uint8  // codes[i]: docs[i]'s frequency (tfTab, or 0 = bigTF)
-	df    int      // documents containing the term in any field
-}
 
 // Index is an inverted index with BM25 ranking. Search, UpperBound, Score,
 // Len and Params may run from many goroutines at once; Add and Remove modify
@@ -56,6 +48,7 @@ type Index struct {
 	tfTab    [256]float64
 	nCodes   int
 	maxCodes int // maxCodes; tests lower it to exercise escapes
+	blockCap int // blockSize; tests lower it (>= 2) to exercise splits
 	tfCode   map[uint64]uint8
 	bigTF    map[uint64]float64
 
@@ -88,6 +81,7 @@ func New(p Params) *Index {
 		addTF:    make(map[string]float64),
 		tfCode:   make(map[uint64]uint8),
 		maxCodes: maxCodes,
+		blockCap: blockSize,
 	}
 }
 
@@ -307,48 +301,26 @@ func (ix *Index) setPosting(l *postings, id, doc uint32, v float64) {
 		}
 		ix.bigTF[tfKey(id, doc)] = v
 	}
-	n := len(l.docs)
-	if n == 0 || l.docs[n-1] < doc { // the common case: a new document
-		l.docs = append(l.docs, doc)
-		l.codes = append(l.codes, c)
-		return
-	}
-	i, found := slices.BinarySearch(l.docs, doc)
-	if found {
-		if l.codes[i] == 0 && c != 0 {
-			delete(ix.bigTF, tfKey(id, doc))
-		}
-		l.codes[i] = c
-		return
-	}
-	l.docs = slices.Insert(l.docs, i, doc)
-	l.codes = slices.Insert(l.codes, i, c)
-}
-
-// unlink removes doc's posting from term id's list l, if it has one.
-func (ix *Index) unlink(l *postings, id, doc uint32) {
-	i, found := slices.BinarySearch(l.docs, doc)
-	if !found {
-		return // the term is only in zero-weight fields of doc
-	}
-	if l.codes[i] == 0 {
+	if old, had := l.put(doc, c, ix.blockCap); had && old == 0 && c != 0 {
 		delete(ix.bigTF, tfKey(id, doc))
 	}
-	l.docs = slices.Delete(l.docs, i, i+1)
-	l.codes = slices.Delete(l.codes, i, i+1)
-	// Give back memory when a list has shrunk to a quarter of its capacity.
-	if c := cap(l.docs); c > 64 && len(l.docs) < c/4 {
-		l.docs = slices.Clip(slices.Clone(l.docs))
-		l.codes = slices.Clip(slices.Clone(l.codes))
+}
+
+// unlink removes doc's posting from term id's list l, if it has one (it has
+// none when the term is only in zero-weight fields of doc).
+func (ix *Index) unlink(l *postings, id, doc uint32) {
+	if old, had := l.remove(doc, ix.blockCap); had && old == 0 {
+		delete(ix.bigTF, tfKey(id, doc))
 	}
 }
 
-// tf returns the weighted frequency of the i-th posting of term id's list l.
-func (ix *Index) tf(l *postings, id uint32, i int) float64 {
-	if c := l.codes[i]; c != 0 {
+// tfAt returns the weighted frequency of term id's posting with code c for
+// doc.
+func (ix *Index) tfAt(id, doc uint32, c uint8) float64 {
+	if c != 0 {
 		return ix.tfTab[c]
 	}
-	return ix.bigTF[tfKey(id, l.docs[i])]
+	return ix.bigTF[tfKey(id, doc)]
 }
 
 // findTerm binary-searches a document's sorted term ids.

@@ -266,7 +266,7 @@ func TestRemoveReAddEquivalence(t *testing.T) {
 	}
 	postings := func(ix *Index) (n int) {
 		for _, l := range ix.lists {
-			n += len(l.docs)
+			n += l.size()
 		}
 		return n
 	}

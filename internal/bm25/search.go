@@ -116,9 +116,8 @@ func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int
 		if f == 0 {
 			continue // no document of the collection holds it
 		}
-		l := &ix.lists[id]
 		dst = append(dst, qterm{id: id, df: f, w: ix.p.idf(n, f) * (ix.p.K1 + 1)})
-		total += len(l.docs)
+		total += ix.lists[id].size()
 	}
 	slices.SortFunc(dst, func(a, b qterm) int {
 		if c := cmp.Compare(a.df, b.df); c != 0 {
@@ -134,9 +133,8 @@ func (ix *Index) resolve(query []string, dst []qterm, n int, df func(uint32) int
 func (ix *Index) addTerms(doc uint32, qts []qterm, sc scorer, s float64) float64 {
 	norm := sc.norm(ix.docLen[doc])
 	for _, q := range qts {
-		l := &ix.lists[q.id]
-		if i, ok := slices.BinarySearch(l.docs, doc); ok {
-			s += term(q.w, ix.tf(l, q.id, i), norm)
+		if c, ok := ix.lists[q.id].get(doc); ok {
+			s += term(q.w, ix.tfAt(q.id, doc, c), norm)
 		}
 	}
 	return s
@@ -161,14 +159,14 @@ func seek(docs []uint32, from int, d uint32) int {
 }
 
 // searchAllowed scores each allowed document directly, merging the allow
-// set (ascending) with each term's list: one cursor per term gallops to the
-// next allowed document.
+// set (ascending) with each term's list: one cursor per term moves to the
+// next allowed document, skipping whole blocks by their last docs.
 func (ix *Index) searchAllowed(qts []qterm, sc scorer, allow *docset.Set, k int) []Hit {
 	top := topK{k: k}
-	var buf [8]int
-	pos := buf[:0]
-	for range qts {
-		pos = append(pos, 0)
+	var buf [8]cursor
+	curs := buf[:0]
+	for _, q := range qts {
+		curs = append(curs, newCursor(&ix.lists[q.id]))
 	}
 	allow.ForEach(func(d uint32) bool {
 		if int(d) >= len(ix.present) {
@@ -180,11 +178,8 @@ func (ix *Index) searchAllowed(qts []qterm, sc scorer, allow *docset.Set, k int)
 		norm := sc.norm(ix.docLen[d])
 		var s float64
 		for qi, q := range qts {
-			l := &ix.lists[q.id]
-			i := seek(l.docs, pos[qi], d)
-			pos[qi] = i
-			if i < len(l.docs) && l.docs[i] == d {
-				s += term(q.w, ix.tf(l, q.id, i), norm)
+			if c := &curs[qi]; c.seek(d) {
+				s += term(q.w, ix.tfAt(q.id, d, c.code()), norm)
 			}
 		}
 		if s > 0 {
@@ -217,13 +212,13 @@ func (ix *Index) searchPostings(qts []qterm, sc scorer, allow *docset.Set, k int
 	}
 	remaining := 0
 	for _, q := range qts {
-		remaining += len(ix.lists[q.id].docs)
+		remaining += ix.lists[q.id].size()
 	}
 	acc, touched := a.acc, a.touched[:0]
 	for i, q := range qts {
 		l := &ix.lists[q.id]
 		touched = ix.accumulate(acc, touched, l, q, sc, allow)
-		remaining -= len(l.docs)
+		remaining -= l.size()
 		rest := qts[i+1:]
 		if prune && len(rest) > 0 && len(touched) >= k && len(touched) < remaining &&
 			a.kthBest(acc, touched, k) > bound(rest)*(1+1e-9) {
@@ -252,30 +247,32 @@ func (ix *Index) finish(acc []float64, touched []uint32, rest []qterm, sc scorer
 	sorted := false
 	for _, q := range rest {
 		l := &ix.lists[q.id]
-		codes := l.codes[:len(l.docs)]
-		if len(touched)*probeCost < len(l.docs) {
+		if len(touched)*probeCost < l.size() {
 			if !sorted {
 				slices.Sort(touched)
 				sorted = true
 			}
-			i := 0
+			c := newCursor(l)
 			for _, d := range touched {
-				if i = seek(l.docs, i, d); i == len(l.docs) {
+				if c.seek(d) {
+					acc[d] += term(q.w, ix.tfAt(q.id, d, c.code()), sc.norm(ix.docLen[d]))
+				} else if c.done() {
 					break
-				}
-				if l.docs[i] == d {
-					acc[d] += term(q.w, ix.tf(l, q.id, i), sc.norm(ix.docLen[d]))
 				}
 			}
 			continue
 		}
-		for i, d := range l.docs {
-			if acc[d] != 0 {
-				tf := ix.tfTab[codes[i]]
-				if tf == 0 {
-					tf = ix.bigTF[tfKey(q.id, d)]
+		var one [1]block
+		for _, blk := range l.blocks(&one) {
+			codes := blk.codes[:len(blk.docs)]
+			for i, d := range blk.docs {
+				if acc[d] != 0 {
+					tf := ix.tfTab[codes[i]]
+					if tf == 0 {
+						tf = ix.bigTF[tfKey(q.id, d)]
+					}
+					acc[d] += term(q.w, tf, sc.norm(ix.docLen[d]))
 				}
-				acc[d] += term(q.w, tf, sc.norm(ix.docLen[d]))
 			}
 		}
 	}
@@ -286,12 +283,31 @@ func (ix *Index) finish(acc []float64, touched []uint32, rest []qterm, sc scorer
 // Every contribution is > 0 (Params' bounds rule out underflow), so a zero
 // accumulator means untouched and touched holds no duplicates.
 func (ix *Index) accumulate(acc []float64, touched []uint32, l *postings, q qterm, sc scorer, allow *docset.Set) []uint32 {
-	docs, docLen, tab, w := l.docs, ix.docLen, &ix.tfTab, q.w
-	codes := l.codes[:len(docs)]
-	if allow == nil {
+	docLen, tab, w := ix.docLen, &ix.tfTab, q.w
+	var one [1]block
+	for _, blk := range l.blocks(&one) {
+		docs := blk.docs
+		codes := blk.codes[:len(docs)]
+		if allow == nil {
+			for i, d := range docs {
+				tf := tab[codes[i]]
+				if tf == 0 { // escaped
+					tf = ix.bigTF[tfKey(q.id, d)]
+				}
+				s := term(w, tf, sc.norm(docLen[d]))
+				if acc[d] == 0 {
+					touched = append(touched, d)
+				}
+				acc[d] += s
+			}
+			continue
+		}
 		for i, d := range docs {
+			if !allow.Has(d) {
+				continue
+			}
 			tf := tab[codes[i]]
-			if tf == 0 { // escaped
+			if tf == 0 {
 				tf = ix.bigTF[tfKey(q.id, d)]
 			}
 			s := term(w, tf, sc.norm(docLen[d]))
@@ -300,21 +316,6 @@ func (ix *Index) accumulate(acc []float64, touched []uint32, l *postings, q qter
 			}
 			acc[d] += s
 		}
-		return touched
-	}
-	for i, d := range docs {
-		if !allow.Has(d) {
-			continue
-		}
-		tf := tab[codes[i]]
-		if tf == 0 {
-			tf = ix.bigTF[tfKey(q.id, d)]
-		}
-		s := term(w, tf, sc.norm(docLen[d]))
-		if acc[d] == 0 {
-			touched = append(touched, d)
-		}
-		acc[d] += s
 	}
 	return touched
 }

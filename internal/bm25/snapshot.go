@@ -2,8 +2,9 @@ package bm25
 
 // Snapshots: the index written to and read back from a binenc stream, so a
 // store opens without re-tokenizing every document. Every structure is
-// written flat, as it is in memory, and read back with bulk reads into a few
-// large arrays that the lists and term lists are carved out of: loading costs
+// written flat (a list's blocks end to end, so the layout does not depend on
+// the block size) and read back with bulk reads into a few large arrays that
+// the lists' blocks and the term lists are carved out of: loading costs
 // O(terms + documents) allocations and one sequential pass over the postings
 // to validate them. Validation keeps a corrupt snapshot from becoming an
 // index that later misbehaves: every list strictly ascending over indexed
@@ -50,17 +51,23 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	lens := make([]uint32, len(ix.lists))
 	var total int
 	for id := range ix.lists {
-		lens[id] = uint32(len(ix.lists[id].docs))
-		total += len(ix.lists[id].docs)
+		lens[id] = uint32(ix.lists[id].size())
+		total += ix.lists[id].size()
 	}
 	w.Uint32s(lens)
 	w.Uint64(uint64(total))
 	for id := range ix.lists {
-		w.RawUint32s(ix.lists[id].docs)
+		var one [1]block
+		for _, b := range ix.lists[id].blocks(&one) {
+			w.RawUint32s(b.docs)
+		}
 	}
 	w.Uint64(uint64(total))
 	for id := range ix.lists {
-		w.RawBytes(ix.lists[id].codes)
+		var one [1]block
+		for _, b := range ix.lists[id].blocks(&one) {
+			w.RawBytes(b.codes)
+		}
 	}
 	keys := make([]uint64, 0, len(ix.bigTF))
 	for k := range ix.bigTF {
@@ -86,7 +93,7 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 			if !hasZero {
 				break
 			}
-			if _, ok := slices.BinarySearch(ix.lists[id].docs, uint32(doc)); !ok {
+			if _, ok := ix.lists[id].get(uint32(doc)); !ok {
 				zero = append(zero, id, uint32(doc))
 			}
 		}
@@ -214,7 +221,7 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 		defer wg.Done()
 		docTerms, hTerms, docTermErr = readDocTerms(key, counts, termIDs, nt)
 	}()
-	lists, hPost, listErr := readLists(key, lens, docs, codes, bigTF, len(tab), nd)
+	lists, hPost, listErr := readLists(key, lens, docs, codes, bigTF, len(tab), nd, ix.blockCap)
 	wg.Wait()
 	for _, e := range []string{listErr, docTermErr, dictErr} {
 		if e != "" {
@@ -264,32 +271,41 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	return nil
 }
 
-// readLists carves the lists out of docs and codes and checks them: each
-// strictly ascending below nd, codes inside a table of nCodes, every escaped
-// posting with a value. It returns the sum of pairHash over the postings.
-func readLists(key uint64, lens, docs []uint32, codes []uint8, bigTF map[uint64]float64, nCodes, nd int) ([]postings, uint64, string) {
+// readLists carves the lists out of docs and codes, those longer than
+// blockCap in blocks of blockCap postings (the last shorter), and checks
+// them: each strictly ascending below nd, codes inside a table of nCodes,
+// every escaped posting with a value. It returns the sum of pairHash over
+// the postings.
+func readLists(key uint64, lens, docs []uint32, codes []uint8, bigTF map[uint64]float64, nCodes, nd, blockCap int) ([]postings, uint64, string) {
 	lists := make([]postings, len(lens))
-	var at, escaped int
+	nblk, nlong := 0, 0
+	for _, n := range lens {
+		if int(n) > blockCap {
+			nblk += (int(n) + blockCap - 1) / blockCap
+			nlong++
+		}
+	}
+	longs := make([]blockList, 0, nlong)
+	blks := make([]block, nblk)
+	lasts := make([]uint32, nblk)
+	var at, atb, escaped int
 	var h uint64
 	for id, n32 := range lens {
 		n := int(n32)
 		if n > len(docs)-at {
 			return nil, 0, fmt.Sprintf("list %d overruns the postings", id)
 		}
-		l := &lists[id]
-		l.docs = docs[at : at+n : at+n]
-		l.codes = codes[at : at+n : at+n]
-		l.df = n
-		if n > 0 && int(l.docs[n-1]) >= nd {
-			return nil, 0, fmt.Sprintf("list %d names document %d of %d", id, l.docs[n-1], nd)
+		ds, cs := docs[at:at+n:at+n], codes[at:at+n:at+n]
+		if n > 0 && int(ds[n-1]) >= nd {
+			return nil, 0, fmt.Sprintf("list %d names document %d of %d", id, ds[n-1], nd)
 		}
 		prev := int64(-1)
-		for i, d := range l.docs {
+		for i, d := range ds {
 			if int64(d) <= prev {
 				return nil, 0, fmt.Sprintf("list %d is out of order", id)
 			}
 			prev = int64(d)
-			switch c := l.codes[i]; {
+			switch c := cs[i]; {
 			case c == 0:
 				if _, ok := bigTF[tfKey(uint32(id), d)]; !ok {
 					return nil, 0, fmt.Sprintf("escaped posting (%d, %d) has no value", id, d)
@@ -300,7 +316,24 @@ func readLists(key uint64, lens, docs []uint32, codes []uint8, bigTF map[uint64]
 			}
 			h += pairHash(key, uint32(id), d)
 		}
+		l := &lists[id]
+		l.df = n
 		at += n
+		if n <= blockCap {
+			if n > 0 {
+				l.docs, l.codes = ds, cs
+			}
+			continue
+		}
+		nb := (n + blockCap - 1) / blockCap
+		longs = append(longs, blockList{blks: blks[atb : atb+nb : atb+nb], lasts: lasts[atb : atb+nb : atb+nb], n: n})
+		l.long = &longs[len(longs)-1]
+		for b := range nb {
+			lo, hi := b*blockCap, min(n, (b+1)*blockCap)
+			l.long.blks[b] = block{docs: ds[lo:hi:hi], codes: cs[lo:hi:hi]}
+			l.long.lasts[b] = ds[hi-1]
+		}
+		atb += nb
 	}
 	if at != len(docs) {
 		return nil, 0, fmt.Sprintf("%d postings belong to no term", len(docs)-at)

@@ -130,7 +130,9 @@ func sameStructure(tb testing.TB, a, b *Index) {
 		a.terms.n == b.terms.n && len(a.lists) == len(b.lists) && len(a.docTerms) == len(b.docTerms) &&
 		a.tfTab == b.tfTab && a.nCodes == b.nCodes && maps.Equal(a.tfCode, b.tfCode) && maps.Equal(a.bigTF, b.bigTF)
 	for i := 0; ok && i < len(a.lists); i++ {
-		ok = a.lists[i].df == b.lists[i].df && slices.Equal(a.lists[i].docs, b.lists[i].docs) && slices.Equal(a.lists[i].codes, b.lists[i].codes)
+		ad, ac := a.lists[i].flat()
+		bd, bc := b.lists[i].flat()
+		ok = a.lists[i].df == b.lists[i].df && slices.Equal(ad, bd) && slices.Equal(ac, bc)
 	}
 	for d := 0; ok && d < len(a.docTerms); d++ {
 		ok = slices.Equal(a.docTerms[d], b.docTerms[d]) && a.present[d] == b.present[d]
