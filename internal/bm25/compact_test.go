@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand"
@@ -24,6 +25,18 @@ import (
 // recount from the documents' term lists: lists ascending over indexed
 // documents, every posting in its document's term list, document
 // frequencies, codes and escapes, the term maps and the totals.
+// checkSameSearches requires got to answer every query (top 5, no filter)
+// as fresh does, on every search path.
+func checkSameSearches(tb testing.TB, got, fresh *Index, queries [][]string, what string) {
+	tb.Helper()
+	for _, q := range queries {
+		if a, b := got.Search(q, nil, 5), fresh.Search(q, nil, 5); !slices.Equal(a, b) {
+			tb.Fatalf("%s, query %q: %v, fresh %v", what, q, a, b)
+		}
+		checkPathsAgree(tb, got, q, nil, 5)
+	}
+}
+
 func checkConsistent(tb testing.TB, ix *Index) {
 	tb.Helper()
 	df := make([]int, len(ix.lists))
@@ -170,21 +183,11 @@ func TestReplaceExhaustive(t *testing.T) {
 				if got.n != fresh.n || got.totalLen != fresh.totalLen || got.terms.n != fresh.terms.n {
 					t.Fatalf("versions %d→%d: counts differ", i, j)
 				}
-				for _, q := range queries {
-					a, b := got.Search(q, nil, 5), fresh.Search(q, nil, 5)
-					if !slices.Equal(a, b) {
-						t.Fatalf("versions %d→%d, query %q: replaced %v, fresh %v", i, j, q, a, b)
-					}
-					checkPathsAgree(t, got, q, nil, 5)
-				}
+				checkSameSearches(t, got, fresh, queries, fmt.Sprintf("versions %d→%d replaced", i, j))
 				got.Remove(1)
 				fresh.Remove(1)
 				checkConsistent(t, got)
-				for _, q := range queries {
-					if a, b := got.Search(q, nil, 5), fresh.Search(q, nil, 5); !slices.Equal(a, b) {
-						t.Fatalf("versions %d→%d removed, query %q: %v, fresh %v", i, j, q, a, b)
-					}
-				}
+				checkSameSearches(t, got, fresh, queries, fmt.Sprintf("versions %d→%d removed", i, j))
 			}
 		}
 	}

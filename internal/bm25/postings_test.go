@@ -3,6 +3,7 @@ package bm25
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"math/rand"
 	"slices"
 	"strconv"
@@ -346,20 +347,11 @@ func TestTinyBlocksReplaceExhaustive(t *testing.T) {
 			got.Add(2, v2)
 			fresh.Add(2, v2)
 			checkConsistent(t, got)
-			for _, q := range queries {
-				if a, b := got.Search(q, nil, 5), fresh.Search(q, nil, 5); !slices.Equal(a, b) {
-					t.Fatalf("versions %d→%d, query %q: replaced %v, fresh %v", i, j, q, a, b)
-				}
-				checkPathsAgree(t, got, q, nil, 5)
-			}
+			checkSameSearches(t, got, fresh, queries, fmt.Sprintf("versions %d→%d replaced", i, j))
 			got.Remove(2)
 			fresh.Remove(2)
 			checkConsistent(t, got)
-			for _, q := range queries {
-				if a, b := got.Search(q, nil, 5), fresh.Search(q, nil, 5); !slices.Equal(a, b) {
-					t.Fatalf("versions %d→%d removed, query %q: %v, fresh %v", i, j, q, a, b)
-				}
-			}
+			checkSameSearches(t, got, fresh, queries, fmt.Sprintf("versions %d→%d removed", i, j))
 		}
 	}
 }
@@ -404,15 +396,7 @@ func FuzzTinyBlocks(f *testing.F) {
 				delete(ref.docs, d)
 			case 3:
 				q := []string{"t" + strconv.Itoa(arg%6), "t" + strconv.Itoa(next()%6)}
-				var allow *docset.Set
-				if m := next(); m%3 != 0 {
-					allow = docset.New(64)
-					for d := range uint32(64) {
-						if m&(1<<(d%8)) != 0 {
-							allow.Add(d)
-						}
-					}
-				}
+				allow := maskAllow(next(), 64)
 				k := 1 + arg%6
 				checkRef(t, ix.Search(q, allow, k), ref.scores(q, allow), k)
 				checkPathsAgree(t, ix, q, allow, k)

@@ -174,6 +174,21 @@ func TestSearchMatchesReference(t *testing.T) {
 
 // checkPathsAgree runs every search strategy (exhaustive term-at-a-time,
 // pruned term-at-a-time, document-at-a-time) and requires identical results.
+// maskAllow is a fuzz target's allow-list over docs 0..n-1: none when m is
+// a multiple of 3, else the docs d whose bit d%8 is set in m.
+func maskAllow(m int, n uint32) *docset.Set {
+	if m%3 == 0 {
+		return nil
+	}
+	allow := docset.New(int(n))
+	for d := range n {
+		if m&(1<<(d%8)) != 0 {
+			allow.Add(d)
+		}
+	}
+	return allow
+}
+
 func checkPathsAgree(tb testing.TB, ix *Index, q []string, allow *docset.Set, k int) {
 	tb.Helper()
 	if ix.n == 0 || k <= 0 {
@@ -319,15 +334,7 @@ func FuzzIndexOps(f *testing.F) {
 				delete(ref.docs, uint32(arg%16))
 			case 3:
 				q := []string{"t" + strconv.Itoa(arg%10), "t" + strconv.Itoa(next()%10)}
-				var allow *docset.Set
-				if m := next(); m%3 != 0 {
-					allow = docset.New(16)
-					for d := range uint32(16) {
-						if m&(1<<(d%8)) != 0 {
-							allow.Add(d)
-						}
-					}
-				}
+				allow := maskAllow(next(), 16)
 				k := 1 + arg%6
 				checkRef(t, ix.Search(q, allow, k), ref.scores(q, allow), k)
 				checkPathsAgree(t, ix, q, allow, k)
