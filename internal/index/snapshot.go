@@ -199,50 +199,36 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao
 			}
 		})
 	}
-	tasks = append(tasks, func() {
-		if failed.Load() {
-			return
-		}
-		err := ix.bm.ReadSnapshot(bmr)
-		if err == nil {
-			err = bmr.Verify()
-		}
-		if err != nil {
-			fail(err)
-		}
-	})
-	vecs := make([]*vector.Index, nmodels)
-	graphs := make([]*ann.Graph, nmodels)
-	for i := range models {
-		tasks = append(tasks, func() {
+	// section is the task that decodes one section with read and verifies
+	// its checksum, failing the load with what it was on error.
+	section := func(r *binenc.Reader, what string, read func() error) func() {
+		return func() {
 			if failed.Load() {
 				return
 			}
-			vi, err := vector.ReadSnapshot(vecr[i], n)
+			err := read()
 			if err == nil {
-				err = vecr[i].Verify()
+				err = r.Verify()
 			}
 			if err != nil {
-				fail(fmt.Errorf("index snapshot: model %q: %w", models[i], err))
-				return
+				fail(fmt.Errorf("index snapshot: %s: %w", what, err))
 			}
-			vecs[i] = vi
-		})
+		}
+	}
+	tasks = append(tasks, section(bmr, "BM25", func() error { return ix.bm.ReadSnapshot(bmr) }))
+	vecs := make([]*vector.Index, nmodels)
+	graphs := make([]*ann.Graph, nmodels)
+	for i, model := range models {
+		what := fmt.Sprintf("model %q", model)
+		tasks = append(tasks, section(vecr[i], what, func() (err error) {
+			vecs[i], err = vector.ReadSnapshot(vecr[i], n)
+			return err
+		}))
 		if graphr[i] != nil {
-			tasks = append(tasks, func() {
-				if failed.Load() {
-					return
-				}
-				g, err := ann.ReadSnapshot(graphr[i], n)
-				if err == nil {
-					err = graphr[i].Verify()
-				}
-				if err != nil {
-					fail(fmt.Errorf("index snapshot: model %q: %w", models[i], err))
-					return
-				}
-				graphs[i] = g
-			})
+			tasks = append(tasks, section(graphr[i], what, func() (err error) {
+				graphs[i], err = ann.ReadSnapshot(graphr[i], n)
+				return err
+			}))
 		}
 	}
 	var wg sync.WaitGroup
