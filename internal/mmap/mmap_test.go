@@ -9,12 +9,10 @@ import (
 	"testing"
 )
 
-func TestMap(t *testing.T) {
-	page := os.Getpagesize()
-	data := make([]byte, 3*page+100)
-	for i := range data {
-		data[i] = byte(i * 13)
-	}
+// tempFile writes data to a new file and opens it for reading; the file is
+// closed when the test ends.
+func tempFile(t *testing.T, data []byte) (string, *os.File) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -23,7 +21,17 @@ func TestMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return path, f
+}
+
+func TestMap(t *testing.T) {
+	page := os.Getpagesize()
+	data := make([]byte, 3*page+100)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	path, f := tempFile(t, data)
 	cases := []struct {
 		name                   string
 		off                    int64
@@ -93,15 +101,7 @@ func TestMap(t *testing.T) {
 // unmaps them (twice is a no-op), and an empty view is an error.
 func TestView(t *testing.T) {
 	data := bytes.Repeat([]byte("engram view "), 1000)
-	path := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	_, f := tempFile(t, data)
 	v, err := View(f, len(data))
 	if runtime.GOOS != "linux" {
 		if !errors.Is(err, ErrUnsupported) {
