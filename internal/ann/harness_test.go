@@ -129,9 +129,20 @@ func TestHarness(t *testing.T) {
 		overflowSlack = v
 	}
 	t.Logf("seedBeam %d alpha %v slack %d", seedBeam, pruneAlpha, overflowSlack)
+	sketch := os.Getenv("ENGRAM_ANN_SKETCH") != ""
+	var cands []int
+	if sketch {
+		for _, f := range strings.Split(os.Getenv("ENGRAM_ANN_SKETCH"), ",") {
+			v, _ := strconv.Atoi(f)
+			cands = append(cands, v) // 0: the policy's
+		}
+	}
 	g := New(dim, p)
 	gpath := filepath.Join(os.TempDir(), fmt.Sprintf("engram-ann-harness-%d-M%d-efc%d-%s.graph", n, g.p.M, g.p.EfConstruction, os.Getenv("ENGRAM_ANN_TAG")))
-	if b, err := os.ReadFile(gpath); err == nil {
+	if sketch {
+		g = nil
+		t.Logf("no graph: sketch scans, candidates %v", cands)
+	} else if b, err := os.ReadFile(gpath); err == nil {
 		if g, err = readBytes(b); err != nil {
 			t.Fatal(err)
 		}
@@ -150,11 +161,13 @@ func TestHarness(t *testing.T) {
 			_ = os.WriteFile(gpath, snapshotBytes(t, g), 0o600)
 		}
 	}
-	var deg int
-	for i := range g.cnt0 {
-		deg += int(g.cnt0[i])
+	if g != nil {
+		var deg int
+		for i := range g.cnt0 {
+			deg += int(g.cnt0[i])
+		}
+		t.Logf("layer-0 mean degree %.1f of %d", float64(deg)/float64(n), g.m0)
 	}
-	t.Logf("layer-0 mean degree %.1f of %d", float64(deg)/float64(n), g.m0)
 
 	efs := []int{DefaultEf}
 	if s := os.Getenv("ENGRAM_ANN_EF"); s != "" {
@@ -196,8 +209,15 @@ func TestHarness(t *testing.T) {
 			want[i] = docsOf(vi.Search(q, allow, 10))
 			exactMS = append(exactMS, ms(time.Since(t0)))
 		}
-		for _, ef := range efs {
+		runs := efs
+		if sketch {
+			runs = cands
+		}
+		for _, ef := range runs {
 			pol := Policy{Ef: ef, ExactBelow: exactBelow}
+			if sketch {
+				pol = Policy{Cands: ef, ExactBelow: exactBelow}
+			}
 			if rep, _ := strconv.Atoi(os.Getenv("ENGRAM_ANN_REPEAT")); rep > 0 {
 				best := math.Inf(1)
 				for range rep {
@@ -226,9 +246,9 @@ func TestHarness(t *testing.T) {
 				}
 			}
 			cpu := ms(cpuTime()-c0) / float64(len(qs))
-			t.Logf("sel 1/%-4d ef %4d: recall@10 %.4f  p50 %.3f ms p90 %.3f ms cpu/q %.3f ms (exact p50 %.3f ms)  graph %d fallback %d exact %d",
+			t.Logf("sel 1/%-4d ef/cands %4d: recall@10 %.4f  p50 %.3f ms p90 %.3f ms cpu/q %.3f ms (exact p50 %.3f ms)  graph %d fallback %d exact %d sketch %d",
 				every, ef, float64(hit)/float64(total), pct(lat, 50), pct(lat, 90), cpu, pct(exactMS, 50),
-				paths[PathGraph], paths[PathFallback], paths[PathExact])
+				paths[PathGraph], paths[PathFallback], paths[PathExact], paths[PathSketch])
 		}
 	}
 }

@@ -63,3 +63,20 @@ func prefetch(c []int8) {
 		prefetchLines(&c[0], len(c))
 	}
 }
+
+// sketchBlocksAVX2 is implemented in sign_amd64.s: sketchBlocksGeneric with
+// AVX2, two VPSHUFB lookups a byte column of 32 rows, then the estimates
+// eight at a time. cols must be even.
+//
+//go:noescape
+func sketchBlocksAVX2(tables, blocks []byte, cols int, out []uint16, inv []float32, pop []uint16, f *[4]float32, masks []uint32)
+
+// sketchBlocks is sketchBlocksGeneric, in assembly where there is AVX2.
+func sketchBlocks(sq *signQuery, blocks []byte, cols int, out []uint16, inv []float32, pop []uint16, floor float32, masks []uint32) {
+	if useAVX2 && cols%2 == 0 && len(out) >= 32 {
+		f := [4]float32{sq.twoDelta, sq.twoLo, sq.sum, floor}
+		sketchBlocksAVX2(sq.tables, blocks, cols, out, inv, pop, &f, masks)
+		return
+	}
+	sketchBlocksGeneric(sq, blocks, cols, out, inv, pop, floor, masks)
+}

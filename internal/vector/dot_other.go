@@ -17,3 +17,8 @@ func dotInt8(q []int16, c []int8) int32 { return dotInt8Generic(q, c) }
 
 // prefetch is a no-op without the assembly kernels.
 func prefetch(c []int8) {}
+
+// sketchBlocks is sketchBlocksGeneric.
+func sketchBlocks(sq *signQuery, blocks []byte, cols int, out []uint16, inv []float32, pop []uint16, floor float32, masks []uint32) {
+	sketchBlocksGeneric(sq, blocks, cols, out, inv, pop, floor, masks)
+}

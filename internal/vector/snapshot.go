@@ -10,6 +10,7 @@ package vector
 // rows of the few candidates rescored).
 
 import (
+	"encoding/binary"
 	"io"
 	"iter"
 	"math"
@@ -21,7 +22,7 @@ import (
 )
 
 // snapshotVersion changes whenever the layout below does.
-const snapshotVersion = 3 // 2: mappable matrices; 3: the residual codes
+const snapshotVersion = 4 // 2: mappable matrices; 3: the residual codes; 4: sign sketches
 
 // WriteSnapshot writes the index to w. The caller holds at least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
@@ -32,9 +33,16 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	w.Float32s(ix.qresid)
 	w.Float32s(ix.fscale)
 	w.Float32s(ix.fresid)
+	w.Float32s(ix.signInv)
+	pop := make([]byte, 2*len(ix.signPop))
+	for i, x := range ix.signPop {
+		binary.LittleEndian.PutUint16(pop[2*i:], x)
+	}
+	w.Bytes(pop)
 	w.Mappable(bytesOf(ix.data))
 	w.Mappable(bytesOf(ix.codes))
 	w.Mappable(bytesOf(ix.fine))
+	w.Mappable(bytesOf(ix.signs))
 }
 
 // ReadSnapshot reads an index written by WriteSnapshot whose document numbers
@@ -56,8 +64,22 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	ix.qresid = r.Float32s()
 	ix.fscale = r.Float32s()
 	ix.fresid = r.Float32s()
-	if r.Err() == nil && (len(ix.qscale) != rows || len(ix.qresid) != rows || len(ix.fscale) != rows || len(ix.fresid) != rows) {
-		r.Corruptf("vector snapshot: %d rows but %d/%d/%d/%d quantisation scales", rows, len(ix.qscale), len(ix.qresid), len(ix.fscale), len(ix.fresid))
+	ix.signInv = r.Float32s()
+	pop := r.Bytes()
+	cols := signCols(ix.dim)
+	sketchRows := rows
+	if cols == 0 {
+		sketchRows = 0
+	}
+	slots := (sketchRows + 31) / 32 * 32
+	if r.Err() == nil && (len(ix.qscale) != rows || len(ix.qresid) != rows || len(ix.fscale) != rows || len(ix.fresid) != rows || len(ix.signInv) != slots || len(pop) != 2*slots) {
+		r.Corruptf("vector snapshot: %d rows but %d/%d/%d/%d quantisation scales and %d/%d sketch scales", rows, len(ix.qscale), len(ix.qresid), len(ix.fscale), len(ix.fresid), len(ix.signInv), len(pop)/2)
+	}
+	if r.Err() == nil && sketchRows > 0 {
+		ix.signPop = make([]uint16, slots)
+		for i := range ix.signPop {
+			ix.signPop[i] = binary.LittleEndian.Uint16(pop[2*i:])
+		}
 	}
 	// Checked before reading the matrix, so a bad count costs no allocation.
 	if r.Err() == nil && uint64(rows)*dim > uint64(r.Remaining()) {
@@ -69,10 +91,11 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	data, dataMap := r.Mappable(4 * room * ix.dim)
 	codes, codesMap := r.Mappable(room * ix.dim)
 	fine, fineMap := r.Mappable(room * ix.dim)
+	signs, signsMap := r.Mappable((room + 31) / 32 * 32 * cols)
 	for _, m := range []struct {
 		b []byte
 		c io.Closer
-	}{{data, dataMap}, {codes, codesMap}, {fine, fineMap}} {
+	}{{data, dataMap}, {codes, codesMap}, {fine, fineMap}, {signs, signsMap}} {
 		if m.c != nil {
 			ix.maps = append(ix.maps, mapping{m.b[:cap(m.b)], m.c})
 		}
@@ -85,14 +108,14 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	if r.Err() != nil {
 		return nil, r.Err()
 	}
-	if len(data)%4 != 0 || len(data)/4 != rows*ix.dim || len(codes) != rows*ix.dim || len(fine) != rows*ix.dim {
-		r.Corruptf("vector snapshot: %d rows of %d but %d bytes of values and %d/%d codes", rows, ix.dim, len(data), len(codes), len(fine))
+	if len(data)%4 != 0 || len(data)/4 != rows*ix.dim || len(codes) != rows*ix.dim || len(fine) != rows*ix.dim || len(signs) != (sketchRows+31)/32*32*cols {
+		r.Corruptf("vector snapshot: %d rows of %d but %d bytes of values, %d/%d codes and %d of sketches", rows, ix.dim, len(data), len(codes), len(fine), len(signs))
 		return nil, r.Err()
 	}
 	if !hostLittleEndian {
 		swap32(data) // a private copy or mapping: the file is untouched
 	}
-	ix.data, ix.codes, ix.fine = float32sOf(data), int8sOf(codes), int8sOf(fine)
+	ix.data, ix.codes, ix.fine, ix.signs = float32sOf(data), int8sOf(codes), int8sOf(fine), signs
 	var top uint32
 	for _, d := range ix.rowDoc {
 		if int64(d) >= math.MaxInt32 || int64(d) >= int64(docs) {
@@ -140,7 +163,12 @@ func closeAll(maps []mapping) {
 // the matrices unless mapped) and mapped from its snapshot (the matrices'
 // rows, resident only as far as searches have touched them).
 func (ix *Index) Bytes() (heap, mapped int64) {
-	heap = 4 * int64(cap(ix.rowDoc)+cap(ix.rowOf)+cap(ix.qscale)+cap(ix.qresid)+cap(ix.fscale)+cap(ix.fresid))
+	heap = 4*int64(cap(ix.rowDoc)+cap(ix.rowOf)+cap(ix.qscale)+cap(ix.qresid)+cap(ix.fscale)+cap(ix.fresid)+cap(ix.signInv)) + 2*int64(cap(ix.signPop))
+	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.signs))) {
+		mapped += int64(len(ix.signs))
+	} else {
+		heap += int64(cap(ix.signs))
+	}
 	data := 4 * int64(len(ix.data))
 	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.data))) {
 		mapped += data
@@ -174,7 +202,7 @@ func (ix *Index) inMap(p unsafe.Pointer) bool {
 // bytesOf views a slice's elements as the little-endian bytes the snapshot
 // holds: the slice's own memory on a little-endian host, a swapped copy on a
 // big-endian one.
-func bytesOf[T float32 | int8](s []T) []byte {
+func bytesOf[T float32 | int8 | byte](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}

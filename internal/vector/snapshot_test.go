@@ -121,6 +121,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					if want := bruteForce(live, q, set, 10); !sameHits(a, want) {
 						t.Fatalf("%s: loaded %v, brute force %v", stage, a, want)
 					}
+					// The sketches came through: the approximate path too.
+					a, b = got.SearchSketch(q, set, 10, 50), orig.SearchSketch(q, set, 10, 50)
+					if !slices.Equal(a, b) {
+						t.Fatalf("%s: loaded sketch search %v, original %v", stage, a, b)
+					}
+					if i%100 == 0 {
+						if want := newSketchRef(got).search(q, set, 10, 50); !slices.Equal(a, want) {
+							t.Fatalf("%s: loaded sketch search %v, reference %v", stage, a, want)
+						}
+					}
 					docs := slices.Collect(got.Docs())[:min(got.Len(), 300)]
 					if a, b := got.Rescore(q, docs, 10), orig.Rescore(q, docs, 10); !slices.Equal(a, b) {
 						t.Fatalf("%s: rescored %v, original %v", stage, a, b)

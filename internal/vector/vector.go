@@ -1,6 +1,7 @@
 // Package vector is the vector leg of hybrid recall: exact cosine search over
 // L2-normalised embeddings held contiguously in memory, with the allowed-document
-// filter applied before scoring.
+// filter applied before scoring, and an approximate scan of one-bit sketches
+// of the rows for large indexes (sign.go).
 package vector
 
 import (
@@ -31,7 +32,8 @@ type Hit struct {
 // the rest under RLock).
 //
 // Each vector costs 4·dim bytes plus 2·dim bytes for its int8 screening
-// codes and their residual's (quant.go).
+// codes and their residual's (quant.go), and signDim(dim)/8 + 6 bytes for
+// its sign sketch (sign.go).
 // Memory for the doc→row mapping grows with the largest document number set
 // (4 bytes a number), as a docset.Set does: document numbers are expected to
 // be dense internal numbers, not arbitrary ids.
@@ -51,6 +53,11 @@ type Index struct {
 	fine   []int8
 	fscale []float32
 	fresid []float32
+	// Sign sketches (sign.go): rows in blocks of 32, signCols(dim) bytes of
+	// bits a row; each row's 1/Σ|R·v| and popcount.
+	signs   []byte
+	signInv []float32
+	signPop []uint16
 
 	// maps are the snapshot mappings data and codes alias, if they were
 	// loaded mapped (snapshot.go).
@@ -90,6 +97,7 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 		c := ix.codes[r*ix.dim : (r+1)*ix.dim]
 		ix.qscale[r], ix.qresid[r] = quantizeInto(c, row)
 		ix.fscale[r], ix.fresid[r] = fineInto(ix.fine[r*ix.dim:(r+1)*ix.dim], row, c, ix.qscale[r])
+		ix.sketchRow(r)
 		return nil
 	}
 	n := len(ix.data)
@@ -109,6 +117,8 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 	fscale, fresid := fineInto(ix.fine[n:], ix.data[n:], ix.codes[n:], scale)
 	ix.fscale = append(ix.fscale, fscale)
 	ix.fresid = append(ix.fresid, fresid)
+	ix.growSigns(len(ix.rowDoc))
+	ix.sketchRow(len(ix.rowDoc))
 	ix.rowDoc = append(ix.rowDoc, doc)
 	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
 	return nil
@@ -122,6 +132,9 @@ func (ix *Index) Remove(doc uint32) {
 		return
 	}
 	last := len(ix.rowDoc) - 1
+	if signCols(ix.dim) > 0 {
+		ix.moveSign(r, last) // clears the last row's sketch (r == last: its own)
+	}
 	if r != last {
 		copy(ix.data[r*ix.dim:(r+1)*ix.dim], ix.data[last*ix.dim:(last+1)*ix.dim])
 		copy(ix.codes[r*ix.dim:(r+1)*ix.dim], ix.codes[last*ix.dim:(last+1)*ix.dim])
@@ -138,6 +151,7 @@ func (ix *Index) Remove(doc uint32) {
 	ix.fine = ix.fine[:last*ix.dim]
 	ix.qscale, ix.qresid = ix.qscale[:last], ix.qresid[:last]
 	ix.fscale, ix.fresid = ix.fscale[:last], ix.fresid[:last]
+	ix.shrinkSigns(last)
 	ix.rowOf[doc] = 0
 }
 
@@ -215,21 +229,29 @@ func (ix *Index) Reserve(n int) {
 		ix.fine = append(make([]int8, 0, rows*ix.dim), ix.fine...)
 		ix.fscale = append(make([]float32, 0, rows), ix.fscale...)
 		ix.fresid = append(make([]float32, 0, rows), ix.fresid...)
+		ix.signs = append(make([]byte, 0, (rows+31)/32*32*signCols(ix.dim)), ix.signs...)
+		ix.signInv = append(make([]float32, 0, (rows+31)/32*32), ix.signInv...)
+		ix.signPop = append(make([]uint16, 0, (rows+31)/32*32), ix.signPop...)
 		ix.rowDoc = append(make([]uint32, 0, rows), ix.rowDoc...)
 	}
 }
 
-// Row is a vector made ready for the index: normalised and quantised. Making
-// rows is the costly part of Set and needs no lock, so loaders make them on
-// several goroutines and insert them with SetRow under the write lock.
+// Row is a vector made ready for the index: normalised, quantised and
+// sketched. Making rows is the costly part of Set and needs no lock, so
+// loaders make them on several goroutines and insert them with SetRow under
+// the write lock.
 type Row struct {
 	unit           []float32
 	codes, fine    []int8
 	scale, resid   float32
 	fscale, fresid float32
+	signs          []byte // signInto's layout; nil without sketches
+	signInv        float32
+	signPop        uint16
 }
 
-// Prepare normalises and quantises v. It fails like Set on NaN, Inf or a zero vector.
+// Prepare normalises, quantises and sketches v. It fails like Set on NaN,
+// Inf or a zero vector.
 func Prepare(v []float32) (*Row, error) {
 	r := &Row{unit: make([]float32, len(v)), codes: make([]int8, len(v)), fine: make([]int8, len(v))}
 	if !normalizeInto(r.unit, v) {
@@ -237,6 +259,10 @@ func Prepare(v []float32) (*Row, error) {
 	}
 	r.scale, r.resid = quantizeInto(r.codes, r.unit)
 	r.fscale, r.fresid = fineInto(r.fine, r.unit, r.codes, r.scale)
+	if cols := signCols(len(v)); cols > 0 {
+		r.signs = make([]byte, cols)
+		r.signInv, r.signPop = signInto(r.signs, r.unit, make([]float32, signDim(len(v))))
+	}
 	return r, nil
 }
 
@@ -256,6 +282,11 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 	ix.fine = append(ix.fine, r.fine...)
 	ix.fscale = append(ix.fscale, r.fscale)
 	ix.fresid = append(ix.fresid, r.fresid)
+	if r.signs != nil {
+		row := len(ix.rowDoc)
+		ix.growSigns(row)
+		ix.putSign(row, r.signs, r.signInv, r.signPop)
+	}
 	if int(doc) >= len(ix.rowOf) {
 		ix.rowOf = growRowOf(ix.rowOf, int(doc)+1)
 	}

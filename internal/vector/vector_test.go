@@ -211,6 +211,9 @@ func TestSetRowMatchesSet(t *testing.T) {
 			t.Fatalf("hit %d: %+v vs %+v", i, ha[i], hb[i])
 		}
 	}
+	if sa, sb := a.SearchSketch(q, nil, 5, 20), b.SearchSketch(q, nil, 5, 20); !slices.Equal(sa, sb) {
+		t.Fatalf("sketch search: %v vs %v", sa, sb)
+	}
 	if _, err := Prepare(make([]float32, 37)); err == nil {
 		t.Fatal("Prepare accepted a zero vector")
 	}
