@@ -449,8 +449,11 @@ func (ix *Index) searchRows(qn []float32, rows []int32, k int) []Hit {
 	if k == 0 {
 		return nil
 	}
-	workers := min(maxWorkers, max(1, len(rows)*ix.dim/parallelMinFloats))
-	if (fastInt8() || screenAlways) && len(rows)*ix.dim >= quantMinFloats && k <= len(rows)/quantMaxKDivisor {
+	// The int8 screen pays on any number of these rows (unlike a scan's,
+	// whose rows are read in order anyway): they lie scattered, and each
+	// float32 row is four times its codes.
+	workers := min(runtime.GOMAXPROCS(0), maxWorkers, max(1, len(rows)*ix.dim/parallelMinFloats))
+	if (fastInt8() || screenAlways) && k <= len(rows)/quantMaxKDivisor {
 		return ix.searchQuant(qn, rows, nil, k, workers)
 	}
 	t := newTopK(k)
