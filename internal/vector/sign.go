@@ -113,9 +113,16 @@ func rotate(dst, v []float32) {
 }
 
 // fwht is the unnormalised Walsh–Hadamard transform of v in place
-// (len(v) a power of two).
+// (len(v) a power of two, at least 4).
 func fwht(v []float32) {
-	for h := 1; h < len(v); h *= 2 {
+	// The first two levels at once, four components at a time (their
+	// slices are too short for the general loop to pay).
+	for i := 0; i+4 <= len(v); i += 4 {
+		x := v[i : i+4 : i+4]
+		a, b, c, d := x[0]+x[1], x[0]-x[1], x[2]+x[3], x[2]-x[3]
+		x[0], x[1], x[2], x[3] = a+c, b+d, a-c, b-d
+	}
+	for h := 4; h < len(v); h *= 2 {
 		for i := 0; i < len(v); i += 2 * h {
 			a, b := v[i:i+h], v[i+h:i+2*h]
 			for j := range a {

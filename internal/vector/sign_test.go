@@ -2,6 +2,7 @@ package vector
 
 import (
 	"math"
+	"math/bits"
 	"math/rand"
 	"slices"
 	"testing"
@@ -325,5 +326,38 @@ func BenchmarkSketchBlocks(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*32*signBatch), "ns/row")
 		})
+	}
+}
+
+// fwht is the Walsh–Hadamard transform: the matrix H with H[i][j] =
+// (−1)^popcount(i&j), applied naively.
+func TestFWHT(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for _, n := range []int{4, 8, 256, 512} {
+		v := randVec(r, n)
+		got := slices.Clone(v)
+		fwht(got)
+		for i := range n {
+			var want float64
+			for j, x := range v {
+				if bits.OnesCount(uint(i&j))%2 == 0 {
+					want += float64(x)
+				} else {
+					want -= float64(x)
+				}
+			}
+			if math.Abs(float64(got[i])-want) > 1e-3 {
+				t.Fatalf("n %d: component %d is %v, want %v", n, i, got[i], want)
+			}
+		}
+	}
+}
+
+// BenchmarkSignInto is the sketch's share of Set and Prepare at 512-d.
+func BenchmarkSignInto(b *testing.B) {
+	v, _ := Normalize(benchQuery(512))
+	code, buf := make([]byte, signCols(512)), make([]float32, signDim(512))
+	for b.Loop() {
+		signInto(code, v, buf)
 	}
 }

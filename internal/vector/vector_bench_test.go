@@ -77,6 +77,35 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchSketch compares the sign-sketch scan, keeping 1500
+// candidates (the policy's count at 100k for the hybrid's pool of 51),
+// with the exact Search it approximates, unfiltered and with 10% allowed.
+func BenchmarkSearchSketch(b *testing.B) {
+	const n, dim, k, cands = 100_000, 512, 51, 1500
+	ix := benchIndex(b, n, dim)
+	q := benchQuery(dim)
+	for _, allow := range []struct {
+		name string
+		frac float64
+	}{{"nil", 1}, {"10%", 0.1}} {
+		a := benchAllow(n, allow.frac)
+		for _, path := range []struct {
+			name   string
+			search func() []Hit
+		}{
+			{"sketch", func() []Hit { return ix.SearchSketch(q, a, k, cands) }},
+			{"exact", func() []Hit { return ix.Search(q, a, k) }},
+		} {
+			b.Run(fmt.Sprintf("n=%dk,dim=%d/allow=%s/%s", n/1000, dim, allow.name, path.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					path.search()
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkSearchTuning measures the choices in search.go and quant.go:
 // int8 screening on and off, serial against parallel scans by size, and
 // walking the allowed list against scanning rows by allowed fraction.
