@@ -110,6 +110,7 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 // arrives; every goroutine has ended when it returns. Any inconsistency, or
 // a section whose checksum fails, is an error.
 func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao ANNOptions) (*Index, error) {
+	defer pauseGC()() // gcpause.go
 	ix := New(tok, p)
 	ix.SetANN(ao)
 	head := s.Next()
@@ -232,22 +233,23 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao
 		}
 	}
 	var wg sync.WaitGroup
-	// The lookups, on a goroutine of their own: chunk by chunk, in order.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := range chunks {
-			<-done[i]
-			if failed.Load() {
-				return
+	// The lookups, on two goroutines of their own (the key map, and the
+	// filter postings): chunk by chunk, in order.
+	for _, index := range []func(lo, hi int, keys *chunkKeys) error{ix.indexKeys, ix.indexPostings} {
+		wg.Go(func() {
+			for i := range chunks {
+				<-done[i]
+				if failed.Load() {
+					return
+				}
+				lo := i * int(chunk)
+				if err := index(lo, min(lo+int(chunk), n), &keys[i]); err != nil {
+					fail(err)
+					return
+				}
 			}
-			lo := i * int(chunk)
-			if err := ix.indexDocs(lo, min(lo+int(chunk), n), &keys[i]); err != nil {
-				fail(err)
-				return
-			}
-		}
-	}()
+		})
+	}
 	queue := make(chan func(), len(tasks))
 	for _, t := range tasks {
 		queue <- t
@@ -318,10 +320,10 @@ type scopeText struct {
 }
 
 // readChunk decodes the memories of slots lo to hi from their section r, and
-// verifies it; it also computes their keys into keys, for indexDocs. The
-// memories of a chunk share allocations (their structs, tag lists and text),
-// so a chunk's memory is freed once none of its memories is in use; intern
-// guards the shared scopes and embeddings.
+// verifies it; it also computes their keys into keys, for indexKeys and
+// indexPostings. The memories of a chunk share allocations (their structs,
+// tag lists and text), so a chunk's memory is freed once none of its memories
+// is in use; intern guards the shared scopes and embeddings.
 func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, keys *chunkKeys) error {
 	c := memoryCodec{intern: intern}
 	slab := make([]memory.Memory, hi-lo)
@@ -366,10 +368,9 @@ func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, key
 	return r.Verify()
 }
 
-// indexDocs builds the key map and filter postings of the memories read into
-// ix.docs[lo:hi], whose keys readChunk computed; a key seen twice is an
-// error. Chunks are indexed in order, so every posting list stays ascending.
-func (ix *Index) indexDocs(lo, hi int, keys *chunkKeys) error {
+// indexKeys builds the key map of the memories read into ix.docs[lo:hi],
+// whose keys readChunk computed; a key seen twice is an error.
+func (ix *Index) indexKeys(lo, hi int, keys *chunkKeys) error {
 	for doc := lo; doc < hi; doc++ {
 		m := ix.docs[doc]
 		if m == nil {
@@ -379,6 +380,19 @@ func (ix *Index) indexDocs(lo, hi int, keys *chunkKeys) error {
 		ix.byKey[keys.keys[doc-lo]] = uint32(doc)
 		if len(ix.byKey) == had {
 			return fmt.Errorf("%w: index snapshot: memory %q twice in scope %s", binenc.ErrCorrupt, m.ID, memory.ScopeJSON(m.Scope))
+		}
+	}
+	return nil
+}
+
+// indexPostings builds the filter postings of the memories read into
+// ix.docs[lo:hi]. Chunks are indexed in order, so every posting list stays
+// ascending.
+func (ix *Index) indexPostings(lo, hi int, keys *chunkKeys) error {
+	for doc := lo; doc < hi; doc++ {
+		m := ix.docs[doc]
+		if m == nil {
+			continue
 		}
 		post(ix.types, m.Type, uint32(doc))
 		post(ix.scenes, m.Scene, uint32(doc))
@@ -390,7 +404,6 @@ func (ix *Index) indexDocs(lo, hi int, keys *chunkKeys) error {
 			post(ix.tags, t, uint32(doc))
 		}
 	}
-	*keys = chunkKeys{} // done with: let the collector have them
 	return nil
 }
 
