@@ -33,7 +33,8 @@ import (
 // 3: a memory's strings in one array (memoryCodec).
 // 4: sections (binenc.Sections), read in parallel: a head, the memories in
 // chunks of snapshotChunk slots, BM25, then per model its vectors and graph.
-const snapshotVersion = 4
+// 5: BM25's large arrays mappable (bm25 snapshot version 3).
+const snapshotVersion = 5
 
 // snapshotChunk is the number of document slots per memories section that
 // WriteSnapshot writes (the head records it): small enough that the chunks of
