@@ -180,14 +180,14 @@ func (r *benchReport) writeTable(w io.Writer) error {
 	}
 	alignRows(&b, rows)
 	b.WriteString("\nmemory per memory, KB: resident (own pages, mapped file pages), Go heap live, and the index's estimate by component\n")
-	rows = [][]string{{"memories", "RSS", "anon", "file", "heap", "memories", "lookup", "bm25", "vectors", "vectors mapped", "graph"}}
+	rows = [][]string{{"memories", "RSS", "anon", "file", "heap", "memories", "lookup", "bm25", "bm25 mapped", "vectors", "vectors mapped", "graph"}}
 	for _, s := range r.Sizes {
 		per := func(b int64) string { return fmt.Sprintf("%.2f", float64(b)/1024/float64(max(s.Memories, 1))) }
 		row := []string{humanCount(s.Memories), per(s.RSSBytes), per(s.RSSAnonBytes), per(s.RSSFileBytes), per(s.HeapBytes)}
 		if f := s.Footprint; f != nil {
-			row = append(row, per(f.Memories), per(f.Lookup), per(f.BM25), per(f.Vectors), per(f.VectorsMapped), per(f.Graphs))
+			row = append(row, per(f.Memories), per(f.Lookup), per(f.BM25), per(f.BM25Mapped), per(f.Vectors), per(f.VectorsMapped), per(f.Graphs))
 		} else {
-			row = append(row, "-", "-", "-", "-", "-", "-")
+			row = append(row, "-", "-", "-", "-", "-", "-", "-")
 		}
 		rows = append(rows, row)
 	}

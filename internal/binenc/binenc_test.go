@@ -170,3 +170,46 @@ func FuzzReader(f *testing.F) {
 		_ = r.Verify()
 	})
 }
+
+// BenchmarkReadScalars decodes small values one by one, as the snapshot's
+// memories are read (flags, counts, times), from memory and from a reader:
+//
+//	go test -run '^$' -bench ReadScalars -cpu 1 -count 6 ./internal/binenc
+func BenchmarkReadScalars(b *testing.B) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	const n = 1 << 16
+	for i := range n {
+		w.Uint32(uint32(i))
+		w.Uint64(uint64(i) << 20)
+		w.Bool(i%3 == 0)
+	}
+	if err := w.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, tc := range []struct {
+		name string
+		open func() *Reader
+	}{
+		{"bytes", func() *Reader { return NewBytesReader(data) }},
+		{"reader", func() *Reader { return NewReader(bytes.NewReader(data), int64(len(data))) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				r := tc.open()
+				var sum uint64
+				for range n {
+					sum += uint64(r.Uint32()) + r.Uint64()
+					if r.Bool() {
+						sum++
+					}
+				}
+				if err := r.Verify(); err != nil || sum == 0 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

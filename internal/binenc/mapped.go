@@ -9,9 +9,11 @@ package binenc
 // instead of a heap copy.
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
+	"unsafe"
 )
 
 const (
@@ -28,19 +30,27 @@ const (
 // is at least MapMin bytes long. The stream must start at a file's first byte
 // for a reader to map it.
 func (w *Writer) Mappable(p []byte) {
-	w.length(len(p))
+	w.MappableLen(len(p))
+	w.raw(p)
+}
+
+// MappableLen writes what Mappable writes before the bytes, for an array of
+// n bytes that the caller then writes itself, exactly n of them, with the Raw
+// methods: an array gathered from many slices (a posting list after another)
+// that a reader maps as one.
+func (w *Writer) MappableLen(n int) {
+	w.length(n)
 	pad := 0
-	if len(p) >= MapMin {
+	if n >= MapMin {
 		pad = int((MapAlign - (w.n+4)%MapAlign) % MapAlign)
 	}
 	w.Uint32(uint32(pad))
 	var zero [4096]byte
 	for pad > 0 {
-		n := min(pad, len(zero))
-		w.raw(zero[:n])
-		pad -= n
+		k := min(pad, len(zero))
+		w.raw(zero[:k])
+		pad -= k
 	}
-	w.raw(p)
 }
 
 // A Mapper maps length bytes of the input from offset off (a multiple of the
@@ -134,4 +144,29 @@ func (r *Reader) skip(n int) bool {
 		n -= k
 	}
 	return true
+}
+
+// MappableUint32s reads what Mappable wrote of the little-endian bytes of
+// uint32 values (RawUint32s after MappableLen), as Mappable does, viewed as
+// the values: mapped (private, so a big-endian host swaps them in place) or
+// read into memory. Its capacity is the array's length.
+func (r *Reader) MappableUint32s() ([]uint32, io.Closer) {
+	b, c := r.Mappable(0)
+	if len(b)%4 != 0 {
+		r.Corruptf("an array of uint32 values in %d bytes", len(b))
+		if c != nil {
+			c.Close()
+		}
+		return nil, nil
+	}
+	if len(b) == 0 {
+		return nil, c
+	}
+	s := unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+	if !littleEndian {
+		for i := range s {
+			s[i] = binary.LittleEndian.Uint32(b[4*i:])
+		}
+	}
+	return s, c
 }

@@ -125,6 +125,14 @@ func (r *Reader) raw(p []byte) bool {
 
 // Uint32 reads 4 bytes.
 func (r *Reader) Uint32() uint32 {
+	// The fast path: the bytes are payload, already in the buffer (so
+	// already checksummed, or, read lazily, to be at Verify).
+	if r.err == nil && r.left >= 4 && r.end-r.pos >= 4 {
+		v := binary.LittleEndian.Uint32(r.buf[r.pos:])
+		r.pos += 4
+		r.left -= 4
+		return v
+	}
 	if !r.raw(r.scratch[:4]) {
 		return 0
 	}
@@ -133,6 +141,12 @@ func (r *Reader) Uint32() uint32 {
 
 // Uint64 reads 8 bytes.
 func (r *Reader) Uint64() uint64 {
+	if r.err == nil && r.left >= 8 && r.end-r.pos >= 8 { // as in Uint32
+		v := binary.LittleEndian.Uint64(r.buf[r.pos:])
+		r.pos += 8
+		r.left -= 8
+		return v
+	}
 	if !r.raw(r.scratch[:8]) {
 		return 0
 	}
@@ -303,7 +317,9 @@ func (r *Reader) Verify() error {
 		return r.err
 	}
 	if r.lazy {
-		r.crc = crc32.Update(0, castagnoli, r.buf[:r.payload])
+		// The whole section is in memory: a large one (the vector matrices)
+		// is checksummed on several cores (crc.go).
+		r.crc = crcParallel(r.buf[:r.payload])
 	}
 	if err := r.take(r.scratch[:4]); err != nil {
 		r.Corruptf("trailer: %v", err)

@@ -39,8 +39,9 @@ func sectioned(tb testing.TB, large []byte, n int) []byte {
 }
 
 // readSectioned decodes what sectioned wrote, each small section on its own
-// goroutine, and returns the first error.
-func readSectioned(data []byte, file *os.File, n int) error {
+// goroutine, and returns the first error. With view it decodes from data in
+// place (Sections.SetView), as a mapped snapshot is.
+func readSectioned(data []byte, file *os.File, n int, view ...bool) error {
 	var src interface {
 		ReadAt([]byte, int64) (int, error)
 	} = bytes.NewReader(data)
@@ -53,6 +54,9 @@ func readSectioned(data []byte, file *os.File, n int) error {
 	}
 	if file != nil {
 		s.SetMapper(mmap.Mapper(file))
+	}
+	if len(view) > 0 && view[0] {
+		s.SetView(data)
 	}
 	if s.Len() != n+3 {
 		return errors.New("section count")
@@ -128,6 +132,16 @@ func TestSections(t *testing.T) {
 	if err := readSectioned(good, nil, n); err != nil {
 		t.Fatalf("from memory: %v", err)
 	}
+	// From a view in place, every section checksummed in small pieces on
+	// several goroutines (crcParallel) as well as in one.
+	defer func(v, p int) { parallelCRCMin, parallelCRCPiece = v, p }(parallelCRCMin, parallelCRCPiece)
+	views := []struct{ min, piece int }{{parallelCRCMin, parallelCRCPiece}, {1, 1000}}
+	for _, v := range views {
+		parallelCRCMin, parallelCRCPiece = v.min, v.piece
+		if err := readSectioned(good, f, n, true); err != nil {
+			t.Fatalf("from a view, pieces of %d: %v", v.piece, err)
+		}
+	}
 	spans, err := Spans(good)
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +161,12 @@ func TestSections(t *testing.T) {
 		if err := readSectioned(bad, nil, n); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("byte %d flipped: %v, want ErrCorrupt", i, err)
 		}
+		for _, v := range views {
+			parallelCRCMin, parallelCRCPiece = v.min, v.piece
+			if err := readSectioned(bad, nil, n, true); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("byte %d flipped, from a view in pieces of %d: %v, want ErrCorrupt", i, v.piece, err)
+			}
+		}
 	}
 	// Cut at every length up to the mapped array, then at many points after.
 	for cut := 0; cut < len(good); cut++ {
@@ -155,6 +175,9 @@ func TestSections(t *testing.T) {
 		}
 		if err := readSectioned(good[:cut], nil, n); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("cut at %d: %v, want ErrCorrupt", cut, err)
+		}
+		if err := readSectioned(good[:cut], nil, n, true); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("cut at %d, from a view: %v, want ErrCorrupt", cut, err)
 		}
 	}
 	if err := readSectioned(append(bytes.Clone(good), 0), nil, n); !errors.Is(err, ErrCorrupt) {

@@ -64,6 +64,8 @@ type Index struct {
 
 	gen   uint64     // counts changes, for the domain statistics cache
 	cache statsCache // per-domain statistics (domain.go)
+
+	maps []mapping // arrays mapped from a snapshot (snapshot.go), unmapped with the index
 }
 
 // newTerm is a term of a document being added, with its weighted frequency.

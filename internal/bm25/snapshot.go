@@ -15,16 +15,20 @@ package bm25
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/engram-memory/engram/internal/binenc"
 )
 
 // snapshotVersion changes whenever the layout below does.
-const snapshotVersion = 2
+// 3: the postings' documents and codes and the documents' term ids mappable.
+const snapshotVersion = 3
 
 // WriteSnapshot writes the index to w. The caller holds at least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
@@ -55,14 +59,14 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 		total += ix.lists[id].size()
 	}
 	w.Uint32s(lens)
-	w.Uint64(uint64(total))
+	w.MappableLen(4 * total)
 	for id := range ix.lists {
 		var one [1]block
 		for _, b := range ix.lists[id].blocks(&one) {
 			w.RawUint32s(b.docs)
 		}
 	}
-	w.Uint64(uint64(total))
+	w.MappableLen(total)
 	for id := range ix.lists {
 		var one [1]block
 		for _, b := range ix.lists[id].blocks(&one) {
@@ -100,7 +104,7 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	}
 	w.Uint32s(zero)
 	w.Uint32s(counts)
-	w.Uint64(uint64(terms))
+	w.MappableLen(4 * terms)
 	for _, ids := range ix.docTerms {
 		w.RawUint32s(ids)
 	}
@@ -139,13 +143,29 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	totalLen := r.Int64()
 	tab := r.Float64s()
 	lens := r.Uint32s()
-	docs := r.Uint32s()
-	codes := r.Bytes()
+	// The three large arrays are mapped from the file when the reader maps
+	// (the index's lists and term lists are carved out of them, and cloned
+	// before they change size), unmapped once the index is unreachable.
+	var maps []mapping
+	keep := func(p unsafe.Pointer, n int, c io.Closer) {
+		if c != nil {
+			maps = append(maps, mapping{uintptr(p), uintptr(p) + uintptr(n), c})
+		}
+	}
+	docs, c := r.MappableUint32s()
+	keep(unsafe.Pointer(unsafe.SliceData(docs)), 4*len(docs), c)
+	codes, c := r.Mappable(0)
+	keep(unsafe.Pointer(unsafe.SliceData(codes)), len(codes), c)
 	escKeys := r.Uint64s()
 	escVals := r.Float64s()
 	zero := r.Uint32s()
 	counts := r.Uint32s()
-	termIDs := r.Uint32s()
+	termIDs, c := r.MappableUint32s()
+	keep(unsafe.Pointer(unsafe.SliceData(termIDs)), 4*len(termIDs), c)
+	if len(maps) > 0 {
+		ix.maps = maps
+		runtime.AddCleanup(ix, closeAll, maps)
+	}
 	if r.Err() != nil {
 		return r.Err()
 	}
@@ -419,3 +439,28 @@ func SameParams(a, b Params) bool { return sameParams(a, b) }
 // Has reports whether doc is indexed, so that a loader can check a snapshot's
 // documents against its own.
 func (ix *Index) Has(doc uint32) bool { return int(doc) < len(ix.present) && ix.present[doc] }
+
+// mapping is an array mapped from a snapshot: its address range (memory
+// outside the Go heap, so an address is all there is to keep) and what
+// unmaps it.
+type mapping struct {
+	lo, hi uintptr
+	c      io.Closer
+}
+
+// closeAll unmaps an unreachable index's mapped arrays.
+func closeAll(maps []mapping) {
+	for _, m := range maps {
+		_ = m.c.Close()
+	}
+}
+
+// inMap reports whether p points into one of the index's mapped arrays.
+func (ix *Index) inMap(p unsafe.Pointer) bool {
+	for _, m := range ix.maps {
+		if uintptr(p) >= m.lo && uintptr(p) < m.hi {
+			return true
+		}
+	}
+	return false
+}

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"maps"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/docset"
+	"github.com/engram-memory/engram/internal/mmap"
 )
 
 // roundTrip writes ix and reads it back into a new index with params p.
@@ -139,5 +144,105 @@ func sameStructure(tb testing.TB, a, b *Index) {
 	}
 	if !ok {
 		tb.Fatal("the loaded index differs from the one written")
+	}
+}
+
+// TestSnapshotMapped reads a snapshot from a file with a mapper, as the
+// mirror does: the postings' documents and the documents' term ids (over a
+// MiB each here) are mapped, not copied, the codes (under a MiB) read; the
+// loaded index equals the original, keeps equalling it as both change (the
+// mapped arrays written in private pages, lists cloned as they grow), the
+// file is never written, and a byte flipped inside a mapped array fails the
+// checksum.
+func TestSnapshotMapped(t *testing.T) {
+	p := Params{K1: 1.2, B: 0.75, FieldWeights: []float64{2, 1, 0.5}, IDF: IDFLucene}
+	r := rand.New(rand.NewSource(21))
+	orig := New(p)
+	doc := func() [][]string {
+		f := make([]string, 60+r.Intn(60))
+		for i := range f {
+			f[i] = "t" + strconv.Itoa(r.Intn(5000))
+		}
+		return [][]string{f, {"shared"}, nil}
+	}
+	for d := range uint32(4000) {
+		orig.Add(d, doc())
+	}
+	var buf bytes.Buffer
+	w := binenc.NewWriter(&buf)
+	orig.WriteSnapshot(w)
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	path := filepath.Join(t.TempDir(), "snap")
+	read := func(b []byte) (*Index, error) {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rd := binenc.NewReader(f, int64(len(b)))
+		rd.SetMapper(mmap.Mapper(f))
+		ix := New(p)
+		if err := ix.ReadSnapshot(rd); err != nil {
+			return nil, err
+		}
+		return ix, rd.Verify()
+	}
+	got, err := read(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameStructure(t, orig, got)
+	if runtime.GOOS == "linux" {
+		if m := got.MappedBytes(); m < 2<<20 || len(got.maps) != 2 {
+			t.Fatalf("%d bytes mapped in %d arrays, want the documents and the term ids (over 2 MiB)", m, len(got.maps))
+		}
+		if heap, all := got.Bytes(), orig.Bytes(); heap+got.MappedBytes() > all+all/10 || heap > all/2 {
+			t.Fatalf("heap %d + mapped %d, the original's heap %d", heap, got.MappedBytes(), all)
+		}
+	}
+	check := func(when string) {
+		for range 200 {
+			q := []string{"t" + strconv.Itoa(r.Intn(5000)), "t" + strconv.Itoa(r.Intn(5000)), "shared"}
+			if a, b := got.Search(q, nil, 10), orig.Search(q, nil, 10); !slices.Equal(a, b) {
+				t.Fatalf("%s, query %q: loaded %v, original %v", when, q, a, b)
+			}
+		}
+	}
+	check("as loaded")
+	seed := r.Int63()
+	for _, ix := range []*Index{orig, got} {
+		r = rand.New(rand.NewSource(seed))
+		for range 3000 {
+			d := uint32(r.Intn(5000))
+			if r.Intn(3) == 0 {
+				ix.Remove(d)
+			} else {
+				ix.Add(d, doc())
+			}
+		}
+	}
+	check("after changes")
+	sameStructure(t, orig, got)
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, good) {
+		t.Fatal("changing the loaded index changed the file")
+	}
+	// A byte flipped in the middle of each mapped array.
+	spans := 0
+	for i := 0; i+binenc.MapAlign < len(good); i += binenc.MapAlign {
+		bad := bytes.Clone(good)
+		bad[i+binenc.MapAlign/2] ^= 0x10
+		if _, err := read(bad); !errors.Is(err, binenc.ErrCorrupt) {
+			t.Fatalf("byte %d flipped: %v, want ErrCorrupt", i+binenc.MapAlign/2, err)
+		}
+		spans++
+	}
+	if spans < 32 {
+		t.Fatalf("only %d flips", spans)
 	}
 }

@@ -14,7 +14,8 @@ import (
 type Footprint struct {
 	Memories      int64 `json:"memories"`       // the memory structs, their text, tags and metadata
 	Lookup        int64 `json:"lookup"`         // key → document, creation times, filter postings, interned scopes
-	BM25          int64 `json:"bm25"`           // term dictionary, inverted lists, document lengths
+	BM25          int64 `json:"bm25"`           // on the heap: term dictionary, inverted lists, document lengths
+	BM25Mapped    int64 `json:"bm25_mapped"`    // the lists' and term lists' arrays mapped from the snapshot
 	Vectors       int64 `json:"vectors"`        // on the heap: row tables, scales, matrices not mapped
 	VectorsMapped int64 `json:"vectors_mapped"` // mapped from the snapshot: resident as far as touched
 	Graphs        int64 `json:"graphs"`         // ANN graphs
@@ -59,7 +60,7 @@ func (ix *Index) Footprint() Footprint {
 		}
 	}
 	f.Lookup += int64(len(ix.embeds)) * (mapEntry + int64(unsafe.Sizeof(memory.Embedding{})))
-	f.BM25 = ix.bm.Bytes()
+	f.BM25, f.BM25Mapped = ix.bm.Bytes(), ix.bm.MappedBytes()
 	for _, vi := range ix.vecs {
 		heap, mapped := vi.Bytes()
 		f.Vectors += heap

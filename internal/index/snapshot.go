@@ -33,8 +33,9 @@ import (
 // 3: a memory's strings in one array (memoryCodec).
 // 4: sections (binenc.Sections), read in parallel: a head, the memories in
 // chunks of snapshotChunk slots, BM25, then per model its vectors and graph.
-// 5: the vectors carry their sign sketches.
-const snapshotVersion = 5
+// 5: BM25's large arrays mappable (bm25 snapshot version 3).
+// 6: the vectors carry their sign sketches (vector snapshot version 4).
+const snapshotVersion = 6
 
 // snapshotChunk is the number of document slots per memories section that
 // WriteSnapshot writes (the head records it): small enough that the chunks of
@@ -111,6 +112,7 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 // arrives; every goroutine has ended when it returns. Any inconsistency, or
 // a section whose checksum fails, is an error.
 func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao ANNOptions) (*Index, error) {
+	defer pauseGC()() // gcpause.go
 	ix := New(tok, p)
 	ix.SetANN(ao)
 	head := s.Next()
@@ -233,22 +235,23 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao
 		}
 	}
 	var wg sync.WaitGroup
-	// The lookups, on a goroutine of their own: chunk by chunk, in order.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := range chunks {
-			<-done[i]
-			if failed.Load() {
-				return
+	// The lookups, on two goroutines of their own (the key map, and the
+	// filter postings): chunk by chunk, in order.
+	for _, index := range []func(lo, hi int, keys *chunkKeys) error{ix.indexKeys, ix.indexPostings} {
+		wg.Go(func() {
+			for i := range chunks {
+				<-done[i]
+				if failed.Load() {
+					return
+				}
+				lo := i * int(chunk)
+				if err := index(lo, min(lo+int(chunk), n), &keys[i]); err != nil {
+					fail(err)
+					return
+				}
 			}
-			lo := i * int(chunk)
-			if err := ix.indexDocs(lo, min(lo+int(chunk), n), &keys[i]); err != nil {
-				fail(err)
-				return
-			}
-		}
-	}()
+		})
+	}
 	queue := make(chan func(), len(tasks))
 	for _, t := range tasks {
 		queue <- t
@@ -319,10 +322,10 @@ type scopeText struct {
 }
 
 // readChunk decodes the memories of slots lo to hi from their section r, and
-// verifies it; it also computes their keys into keys, for indexDocs. The
-// memories of a chunk share allocations (their structs, tag lists and text),
-// so a chunk's memory is freed once none of its memories is in use; intern
-// guards the shared scopes and embeddings.
+// verifies it; it also computes their keys into keys, for indexKeys and
+// indexPostings. The memories of a chunk share allocations (their structs,
+// tag lists and text), so a chunk's memory is freed once none of its memories
+// is in use; intern guards the shared scopes and embeddings.
 func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, keys *chunkKeys) error {
 	c := memoryCodec{intern: intern}
 	slab := make([]memory.Memory, hi-lo)
@@ -367,10 +370,9 @@ func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, key
 	return r.Verify()
 }
 
-// indexDocs builds the key map and filter postings of the memories read into
-// ix.docs[lo:hi], whose keys readChunk computed; a key seen twice is an
-// error. Chunks are indexed in order, so every posting list stays ascending.
-func (ix *Index) indexDocs(lo, hi int, keys *chunkKeys) error {
+// indexKeys builds the key map of the memories read into ix.docs[lo:hi],
+// whose keys readChunk computed; a key seen twice is an error.
+func (ix *Index) indexKeys(lo, hi int, keys *chunkKeys) error {
 	for doc := lo; doc < hi; doc++ {
 		m := ix.docs[doc]
 		if m == nil {
@@ -380,6 +382,19 @@ func (ix *Index) indexDocs(lo, hi int, keys *chunkKeys) error {
 		ix.byKey[keys.keys[doc-lo]] = uint32(doc)
 		if len(ix.byKey) == had {
 			return fmt.Errorf("%w: index snapshot: memory %q twice in scope %s", binenc.ErrCorrupt, m.ID, memory.ScopeJSON(m.Scope))
+		}
+	}
+	return nil
+}
+
+// indexPostings builds the filter postings of the memories read into
+// ix.docs[lo:hi]. Chunks are indexed in order, so every posting list stays
+// ascending.
+func (ix *Index) indexPostings(lo, hi int, keys *chunkKeys) error {
+	for doc := lo; doc < hi; doc++ {
+		m := ix.docs[doc]
+		if m == nil {
+			continue
 		}
 		post(ix.types, m.Type, uint32(doc))
 		post(ix.scenes, m.Scene, uint32(doc))
@@ -391,7 +406,6 @@ func (ix *Index) indexDocs(lo, hi int, keys *chunkKeys) error {
 			post(ix.tags, t, uint32(doc))
 		}
 	}
-	*keys = chunkKeys{} // done with: let the collector have them
 	return nil
 }
 

@@ -42,8 +42,10 @@ var snapshotReplayFloor = 256
 const (
 	snapshotMagic = "ENGRAMIX"
 	// 2: the bad rows follow the index; 3: mappable vector matrices; 4:
-	// sections with checksums of their own (binenc.Sections), read in parallel.
-	snapshotFormat  = 4
+	// sections with checksums of their own (binenc.Sections), read in parallel;
+	// 5: BM25's postings and term lists mapped like the vector matrices;
+	// 6: the vectors' sign sketches.
+	snapshotFormat  = 6
 	snapshotSetting = "snapshot" // settings key: JSON snapshotStamp
 	snapshotSuffix  = ".idx"
 )

@@ -294,7 +294,11 @@ func TestSnapshotNeverTrusted(t *testing.T) {
 			// The header's format field, after the magic string (its
 			// 8-byte length, then 8 bytes): a format-3 file, one stream.
 			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 3) })
-		}, Options{}, "snapshot format 3, this build reads 4"},
+		}, Options{}, "snapshot format 3, this build reads 6"},
+		{"previous format", func(t *testing.T, path string, _ *store.Store) {
+			// Format 5: sections as now, the vectors without sketches.
+			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 5) })
+		}, Options{}, "snapshot format 5, this build reads 6"},
 		{"flipped byte in the header", func(t *testing.T, path string, _ *store.Store) {
 			spoilSnapshot(t, path, func(b []byte) { b[30] ^= 0x01 })
 		}, Options{}, "header"},
@@ -464,7 +468,9 @@ func TestSnapshotWithGraph(t *testing.T) {
 		reason string
 	}{
 		{"graph cut short", func(b []byte) []byte { return b[:len(b)-len(b)/10] }, "corrupt"},
-		{"graph byte changed", func(b []byte) []byte { b[len(b)-len(b)/20] ^= 0x04; return b }, "checksum"},
+		// Refused by the checksum or, before it, by a check of what the byte
+		// now says (here a link past the last node): either way, corrupt.
+		{"graph byte changed", func(b []byte) []byte { b[len(b)-len(b)/20] ^= 0x04; return b }, "corrupt input"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := c.spoil(bytes.Clone(withGraph))

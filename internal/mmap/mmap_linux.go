@@ -44,15 +44,19 @@ func unmap(b []byte) error {
 	return unix.MunmapPtr(unsafe.Pointer(&b[0]), uintptr(len(b)))
 }
 
-// View maps the first length bytes of f read-only and shared, with its page
-// table filled at once (MAP_POPULATE) from the page cache: for reading a
-// whole file once without copying it, which costs one call instead of a
-// fault per few pages. Writing to the bytes faults.
+// View maps the first length bytes of f read-only and shared: for reading a
+// whole file once without copying it. The page table is filled by faults
+// from the page cache as the bytes are read, on whichever goroutines read
+// them: at 1M memories (a 4.1 GB snapshot read on two goroutines) that took
+// 0.86–0.97 s and 0.87–0.95 s of CPU, against 1.0–1.05 s and 0.96–0.99 s
+// when MAP_POPULATE filled it first, serially, in the mmap call (kernel
+// 6.18, whose fault-around maps many cached pages per fault). Writing to the
+// bytes faults.
 func View(f *os.File, length int) (*Region, error) {
 	if length <= 0 {
 		return nil, fmt.Errorf("mmap: view of %d bytes", length)
 	}
-	b, err := unix.Mmap(int(f.Fd()), 0, length, unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
+	b, err := unix.Mmap(int(f.Fd()), 0, length, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mmap: view %d bytes of %s: %w", length, f.Name(), err)
 	}
