@@ -122,10 +122,11 @@ type Options struct {
 	// ANNMinVectors is the number of vectors of one model from which the
 	// vector leg keeps an approximate (HNSW) graph, persisted in the
 	// snapshot, and answers broad searches from it: 0 means
-	// DefaultANNMinVectors, a negative value never builds one. Below it,
-	// searches admitting more than 20k memories scan the vectors' sign
-	// sketches and search their best rows exactly; smaller stores, and
-	// filters admitting fewer, are searched exactly.
+	// DefaultANNMinVectors, a negative value never builds one and searches
+	// exactly where there is none. Below it, searches admitting more than 20k
+	// memories scan the vectors' sign sketches and search their best rows
+	// exactly; smaller stores, and filters admitting fewer, are searched
+	// exactly.
 	ANNMinVectors int
 }
 

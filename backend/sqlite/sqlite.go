@@ -58,10 +58,11 @@ type Options struct {
 	// ANNMinVectors is the number of vectors of one model from which the
 	// vector leg also keeps an approximate (HNSW) graph and answers broad
 	// searches from it: 0 means DefaultANNMinVectors, a negative value never
-	// builds one (a graph in a snapshot is still used). Below it, searches
-	// admitting more than 20k memories scan the vectors' sign sketches and
-	// search their best rows exactly; smaller stores, and filters admitting
-	// fewer, are always searched exactly.
+	// builds one (a graph in a snapshot is still used) and searches without
+	// a graph exactly. Below it, searches admitting more than 20k memories
+	// scan the vectors' sign sketches and search their best rows exactly;
+	// smaller stores, and filters admitting fewer, are always searched
+	// exactly.
 	ANNMinVectors int
 	// Logger receives debug information; nil is silent.
 	Logger *slog.Logger

@@ -50,20 +50,22 @@ type Policy struct {
 	// Cands is how many rows a sketch scan keeps for the exact search: 0
 	// means sketchCands of the allowed count and k.
 	Cands int
+	// NoSketch: without a graph, search exactly.
+	NoSketch bool
 }
 
 // sketchCands is how many of a sketch scan's best rows are searched exactly
 // for k hits among allowed rows: 1000 at 100k allowed, growing with the
-// allowed count to the power 0.6, and never under 16k. Measured on
-// synthetic 512-d memories with their short queries (TestHarness, 100
-// queries, recall@10 against the exact scan): at 100k, the best 400 held
-// 0.983 of the true top 10, 1000 held 0.999; at 1M, 2000 held 0.984 and
-// 4000 (this rule's count) 0.997. The count does not grow with k: a
-// search for the hybrid's pool of 51 then returns, as its top 10, exactly
-// what a search for 10 would, whose recall is what was measured; its
-// deeper ranks are somewhat less exact.
+// allowed count to the power 0.4 (2512 at 1M), and never under 16k.
+// Measured on synthetic 512-d memories with their short queries
+// (TestHarness, 100 queries, recall@10 against the exact scan): at 100k,
+// the best 500 held 0.988 of the true top 10, 1000 held 0.998; at 1M, 2000
+// held 0.986 and 4000 0.997, 4000 taking 1.6 ms more (7.9 against 6.3 ms
+// p50). The count does not grow with k: a search for the hybrid's pool of
+// 51 then returns, as its top 10, exactly what a search for 10 would,
+// whose recall is what was measured; its deeper ranks are less exact.
 func sketchCands(allowed, k int) int {
-	c := 1000 * math.Pow(float64(allowed)/100_000, 0.6)
+	c := 1000 * math.Pow(float64(allowed)/100_000, 0.4)
 	return max(16*k, int(math.Ceil(c)))
 }
 
@@ -137,7 +139,7 @@ func SearchVectors(g *Graph, vi *vector.Index, q []float32, allow *docset.Set, k
 		return vi.Search(q, allow, k), PathExact
 	}
 	if g == nil {
-		if p.ExactBelow < 0 || allow != nil && allowed <= vi.Len()/sketchShare {
+		if p.ExactBelow < 0 || p.NoSketch || allow != nil && allowed <= vi.Len()/sketchShare {
 			// "Always the graph", and there is none; or a filter whose
 			// rows cost less scanned exactly than every row's sketch.
 			return vi.Search(q, allow, k), PathExact

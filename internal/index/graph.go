@@ -41,9 +41,15 @@ type ANNOptions struct {
 // the first Put or snapshot read. A policy without an exact threshold gets
 // ann.DefaultExactBelow scaled down with a GraphMin below the default (2/5 of
 // it), and ann.DefaultFilteredExactBelow likewise (twice it), so a small
-// threshold set for tests or tuning still walks the graph.
+// threshold set for tests or tuning still walks the graph. A negative
+// GraphMin turns the sketch scan off too, so that without a graph (one read
+// from a snapshot is still used) each search is exact: a reference, a
+// calibration fork.
 func (ix *Index) SetANN(o ANNOptions) {
 	ix.graphMin, ix.annPolicy = o.GraphMin, o.Policy
+	if o.GraphMin < 0 {
+		ix.annPolicy.NoSketch = true
+	}
 	if ix.annPolicy.ExactBelow == 0 {
 		ix.annPolicy.ExactBelow = ann.DefaultExactBelow
 		if m := ix.minGraph(); m > 0 {

@@ -275,3 +275,28 @@ func snapshotOfNoGraph(t *testing.T, ix *Index) snapshotBytes {
 	defer func() { ix.graphs["m"] = g }()
 	return snapshotOf(t, ix)
 }
+
+// Without a graph, searches over the exact threshold scan the sketches; a
+// negative GraphMin makes every search exact (the bench's reference and a
+// calibration fork rely on it).
+func TestNoGraphPaths(t *testing.T) {
+	for _, c := range []struct {
+		graphMin int
+		want     ann.Path
+	}{{0, ann.PathSketch}, {-1, ann.PathExact}} {
+		r := rand.New(rand.NewSource(3))
+		ix := newIndex()
+		ix.SetANN(ANNOptions{GraphMin: c.graphMin})
+		for i := range ann.DefaultExactBelow + 500 {
+			ix.Put(vecMemory(r, i))
+		}
+		q := vecMemory(r, 0).Embedding.Vector
+		got, path := ix.VectorSearch("m", q, nil, 10)
+		if path != c.want || len(got) != 10 {
+			t.Errorf("GraphMin %d: path %d with %d hits, want path %d", c.graphMin, path, len(got), c.want)
+		}
+		if ix.Graph("m") != nil {
+			t.Errorf("GraphMin %d: a graph at %d vectors", c.graphMin, ix.Vectors("m").Len())
+		}
+	}
+}
