@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"math/rand"
@@ -360,4 +361,43 @@ func BenchmarkSignInto(b *testing.B) {
 	for b.Loop() {
 		signInto(code, v, buf)
 	}
+}
+
+// FuzzSketchBlocks: on any bits, tables (entries at most 60, both lanes
+// alike, as newSignQuery makes them), scales, popcounts and floor, the
+// assembly kernel's sums and masks are the portable loop's.
+func FuzzSketchBlocks(f *testing.F) {
+	f.Add([]byte{0, 1, 7, 200, 3, 9, 250, 17})
+	f.Add(bytes.Repeat([]byte{0xff}, 300))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 4 {
+			return
+		}
+		cols, blocks := 2*(1+int(data[0]%8)), 1+int(data[1]%3)
+		floor := (float32(data[2]) - 128) / 64
+		data = data[3:]
+		at := func(i int) byte { return data[i%len(data)] }
+		sq := &signQuery{tables: make([]byte, 64*cols), twoDelta: float32(at(0)) / 512, twoLo: -float32(at(1)) / 256, sum: float32(at(2)) / 64}
+		for i := range sq.tables {
+			sq.tables[i] = at(i) % 61
+			if i%32 >= 16 {
+				sq.tables[i] = sq.tables[i-16]
+			}
+		}
+		codes := make([]byte, 32*cols*blocks)
+		for i := range codes {
+			codes[i] = at(7*i + 3)
+		}
+		inv, pop := make([]float32, 32*blocks), make([]uint16, 32*blocks)
+		for i := range inv {
+			inv[i], pop[i] = float32(at(5*i+1))/4096, uint16(at(3*i+2))
+		}
+		want, got := make([]uint16, 32*blocks), make([]uint16, 32*blocks)
+		wantMask, gotMask := make([]uint32, blocks), make([]uint32, blocks)
+		sketchBlocksGeneric(sq, codes, cols, want, inv, pop, floor, wantMask)
+		sketchBlocks(sq, codes, cols, got, inv, pop, floor, gotMask)
+		if !slices.Equal(got, want) || !slices.Equal(gotMask, wantMask) {
+			t.Fatalf("cols %d blocks %d: kernel %v / %x, portable %v / %x", cols, blocks, got, gotMask, want, wantMask)
+		}
+	})
 }
