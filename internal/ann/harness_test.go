@@ -7,9 +7,11 @@ package ann
 // selectivity (every 10th, 100th, 1000th document allowed, as the bench's
 // tags do), with per-search latency. Vectors are cached under the temp
 // directory between runs. ENGRAM_ANN_EF lists the efs to try (default the
-// policy's).
+// policy's). ENGRAM_ANN_SKETCH builds no graph and measures the sign-sketch
+// scan instead, at each listed candidate count (0: the policy's).
 //
 //	ENGRAM_ANN_N=100000 go test -run TestHarness -v -timeout 30m ./internal/ann
+//	ENGRAM_ANN_N=1000000 ENGRAM_ANN_SKETCH=0,2000 go test -run 'TestHarness$' -v ./internal/ann
 
 import (
 	"encoding/binary"
