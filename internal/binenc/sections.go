@@ -57,13 +57,7 @@ func (w *Writer) FinishSections() error {
 		return err
 	}
 	binary.LittleEndian.PutUint64(w.buf[:8], uint64(toc))
-	n, err := w.w.Write(w.buf[:8])
-	w.n += int64(n)
-	if err == nil {
-		err = w.w.Flush()
-	}
-	w.err = err
-	return err
+	return w.trailer(w.buf[:8])
 }
 
 // Sections is a sectioned input: its table of contents, checked, and the

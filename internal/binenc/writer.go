@@ -198,7 +198,12 @@ func (w *Writer) Finish() error {
 		return w.err
 	}
 	binary.LittleEndian.PutUint32(w.buf[:4], w.crc)
-	n, err := w.w.Write(w.buf[:4])
+	return w.trailer(w.buf[:4])
+}
+
+// trailer writes p outside the checksum, flushes, and records the outcome.
+func (w *Writer) trailer(p []byte) error {
+	n, err := w.w.Write(p)
 	w.n += int64(n)
 	if err == nil {
 		err = w.w.Flush()
