@@ -259,6 +259,9 @@ func (ix *Index) putSign(r int, code []byte, inv float32, pop uint16) {
 // moveSign copies row from's sketch to row to's place and clears from's.
 func (ix *Index) moveSign(to, from int) {
 	cols := signCols(ix.dim)
+	if cols == 0 {
+		return
+	}
 	src, dst := ix.signs[from/32*32*cols:], ix.signs[to/32*32*cols:]
 	for m := range cols {
 		dst[m*32+to%32] = src[m*32+from%32]
@@ -382,6 +385,9 @@ func (ix *Index) SearchSketch(q []float32, allow *docset.Set, k, cands int) []Hi
 // heap costs: a hit better than the k-th best so far, (floor, floorDoc), is
 // appended, and when 2k are held the best k are selected and the k-th
 // updated. Callers drop hits that are not better before offering them.
+// Against topK in SearchSketch (TestHarness at 100k synthetic rows, two
+// runs each, load under 1): 1.15–1.66 against 1.54–1.82 ms of CPU a search
+// with 1000 candidates, 2.67–3.13 against 4.09–4.79 ms with 4000.
 type bestOf struct {
 	k        int
 	floor    float32

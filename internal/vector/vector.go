@@ -132,9 +132,7 @@ func (ix *Index) Remove(doc uint32) {
 		return
 	}
 	last := len(ix.rowDoc) - 1
-	if signCols(ix.dim) > 0 {
-		ix.moveSign(r, last) // clears the last row's sketch (r == last: its own)
-	}
+	ix.moveSign(r, last) // clears the last row's sketch (r == last: its own)
 	if r != last {
 		copy(ix.data[r*ix.dim:(r+1)*ix.dim], ix.data[last*ix.dim:(last+1)*ix.dim])
 		copy(ix.codes[r*ix.dim:(r+1)*ix.dim], ix.codes[last*ix.dim:(last+1)*ix.dim])
