@@ -2,6 +2,7 @@ package vector
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/bits"
 	"math/rand"
@@ -239,6 +240,8 @@ func (ref *sketchRef) search(q []float32, allow *docset.Set, k, cands int) []Hit
 // and without filters, at candidate counts from 1 to all; with every row a
 // candidate it is exact.
 func TestSearchSketch(t *testing.T) {
+	sampled := map[bool]int{}
+	defer func(s int) { sketchSampleStride = s }(sketchSampleStride)
 	for _, c := range []struct {
 		n, dim int
 	}{{1, 8}, {33, 8}, {200, 384}, {1500, 512}, {700, 1000}} {
@@ -271,21 +274,80 @@ func TestSearchSketch(t *testing.T) {
 			few.Add(d)
 		}
 		ref := newSketchRef(ix)
-		for qi := range 12 {
-			q := randVec(r, c.dim)
-			allow := []*docset.Set{nil, few}[qi%2]
-			for _, cands := range []int{1, 10, 100, 3 * c.n} {
-				got := ix.SearchSketch(q, allow, 10, cands)
-				want := ref.search(q, allow, 10, max(cands, 10))
-				if !slices.Equal(got, want) {
-					t.Fatalf("n %d dim %d cands %d: sketch %v, reference %v", c.n, c.dim, cands, got, want)
-				}
-				if cands >= ix.Len() {
-					if exact := bruteForce(live, q, allow, 10); !sameHits(got, exact) {
-						t.Fatalf("n %d dim %d, all candidates: %v, brute force %v", c.n, c.dim, got, exact)
+		// Stride 16 samples no index this small; the others sample
+		// every block, or a part whose floor is sometimes too high.
+		for _, stride := range []int{16, 1, 2, 5} {
+			sketchSampleStride = stride
+			for qi := range 12 {
+				q := randVec(r, c.dim)
+				allow := []*docset.Set{nil, few}[qi%2]
+				for _, cands := range []int{1, 10, 100, 3 * c.n} {
+					got := ix.SearchSketch(q, allow, 10, cands)
+					want := ref.search(q, allow, 10, max(cands, 10))
+					if !slices.Equal(got, want) {
+						t.Fatalf("n %d dim %d stride %d cands %d: sketch %v, reference %v", c.n, c.dim, stride, cands, got, want)
+					}
+					if cands >= ix.Len() {
+						if exact := bruteForce(live, q, allow, 10); !sameHits(got, exact) {
+							t.Fatalf("n %d dim %d, all candidates: %v, brute force %v", c.n, c.dim, got, exact)
+						}
+					}
+					if qn, ok := Normalize(q); ok && signCols(c.dim) > 0 && stride == 1 {
+						checkSketchFloor(t, ix, qn, allow, max(cands, 10), sampled)
 					}
 				}
 			}
+		}
+		sketchSampleStride = 16
+	}
+	if sampled[true] == 0 {
+		t.Fatal("no index was sampled")
+	}
+}
+
+// checkSketchFloor holds sketchScan to its contract on floors around the
+// cands-th best estimate e: the scan from −Inf is ok, from e or any floor
+// under it the same best, from just above e not ok unless ties at e leave
+// cands rows. It also counts sampled floors (not −Inf) and checks that they
+// are under e.
+func checkSketchFloor(t *testing.T, ix *Index, qn []float32, allow *docset.Set, cands int, sampled map[bool]int) {
+	t.Helper()
+	sq := newSignQuery(qn)
+	inf := float32(math.Inf(-1))
+	all, ok := ix.sketchScan(&sq, allow, cands, inf)
+	if !ok {
+		t.Fatal("a scan from −Inf is not ok")
+	}
+	best := slices.Clone(selectBest(all, cands))
+	if len(best) < cands {
+		return // fewer rows allowed than candidates: no cut to test
+	}
+	e := float32(math.Inf(1))
+	for _, h := range best {
+		e = min(e, h.Cosine)
+	}
+	sortHits := func(h []Hit) []Hit {
+		h = slices.Clone(h)
+		slices.SortFunc(h, func(a, b Hit) int { return cmp.Compare(a.Doc, b.Doc) })
+		return h
+	}
+	floor := ix.sketchFloor(&sq, allow, cands)
+	sampled[!math.IsInf(float64(floor), -1)]++
+	for _, f := range []float32{floor, e - 0.01, e} {
+		got, ok := ix.sketchScan(&sq, allow, cands, f)
+		if !ok || !slices.Equal(sortHits(selectBest(got, cands)), sortHits(best)) {
+			t.Fatalf("floor %v under the cut %v: ok %v, %v against %v", f, e, ok, got, best)
+		}
+	}
+	if _, ok := ix.sketchScan(&sq, allow, cands, math.Nextafter32(e, 1)); ok {
+		above := 0
+		for _, h := range all {
+			if h.Cosine > e {
+				above++
+			}
+		}
+		if above < cands {
+			t.Fatalf("floor above the cut %v is ok with %d rows above it", e, above)
 		}
 	}
 }
