@@ -41,6 +41,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/parallel"
@@ -407,7 +408,7 @@ func (ix *Index) sketchScan(sq *signQuery, allow *docset.Set, cands int, floor f
 // floor then rises in steps (at 100k rows that selection took a fifth of
 // a scan's CPU). A guess too high is caught by sketchScan's ok, and costs
 // a second scan. Every sketchSampleStride-th block (more apart in large
-// indexes, about 512 blocks in all) is scored; the top cands rows are
+// indexes, about 128 blocks in all) is scored; the top cands rows are
 // expected at sampled/n of the rate in the sample, and the floor is the
 // estimate of the sample's allowed row at rank 1.5 times that expectation
 // plus three of its standard deviations (a Poisson count's) plus 8. It is
@@ -416,7 +417,7 @@ func (ix *Index) sketchFloor(sq *signQuery, allow *docset.Set, cands int) float3
 	n := len(ix.rowDoc)
 	cols := signCols(ix.dim)
 	blocks := (n + 31) / 32
-	stride := max(sketchSampleStride, blocks/512)
+	stride := max(sketchSampleStride, blocks/128)
 	if blocks/stride < 8 {
 		return float32(math.Inf(-1))
 	}
@@ -425,6 +426,10 @@ func (ix *Index) sketchFloor(sq *signQuery, allow *docset.Set, cands int) float3
 	sample := make([]Hit, 0, 32*((blocks-stride/2+stride-1)/stride))
 	slots := 0
 	for b := stride / 2; b < blocks; b += stride {
+		if next := b + stride; next < blocks {
+			// Sampled blocks lie far apart: start the next one's loads.
+			prefetch(unsafe.Slice((*int8)(unsafe.Pointer(&ix.signs[next*32*cols])), 32*cols))
+		}
 		inv, pop := ix.signInv[b*32:(b+1)*32], ix.signPop[b*32:(b+1)*32]
 		sketchBlocks(sq, ix.signs[b*32*cols:(b+1)*32*cols], cols, sums[:], inv, pop, float32(math.Inf(-1)), mask[:])
 		for j := range 32 {
