@@ -329,6 +329,11 @@ type scopeText struct {
 func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, keys *chunkKeys) error {
 	c := memoryCodec{intern: intern}
 	slab := make([]memory.Memory, hi-lo)
+	// Touched first by a write (fresh memory is zero already): pages read
+	// before they are written get the shared zero page and fault a second
+	// time to be copied, with a TLB flush on every core the process runs
+	// on, which perf showed as 0.15 s of CPU at 1M memories.
+	clear(slab)
 	keys.keys = make([]string, hi-lo)
 	keys.kvs = make([][]string, hi-lo)
 	// Scopes are interned, so memories of one scope share its map: its text
