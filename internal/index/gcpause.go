@@ -47,9 +47,10 @@ func pauseGC() (resume func()) {
 	gcPause.mu.Lock()
 	if gcPause.n == 0 {
 		if gcPause.paced {
-			// GOGC is still off from the last read: keep the settings it
-			// found, and only lift the stand-in limit for the read.
-			debug.SetMemoryLimit(gcPause.prevLimit)
+			// GOGC is still off from the last read, and its stand-in limit
+			// stays: reads back to back still collect once the heap has
+			// grown as GOGC allows (gcCycled then lifts the limit for the
+			// rest of the read).
 		} else {
 			gcPause.prev = debug.SetGCPercent(-1)
 			gcPause.prevLimit = debug.SetMemoryLimit(-1) // a negative limit reads it
@@ -114,8 +115,8 @@ func armGCSentinel() {
 }
 
 // gcCycled ends the paced state after a cycle: GOGC and the limit found are
-// restored, unless a read has begun since (it keeps GOGC off, and its end
-// paces again from the heap it leaves).
+// restored, GOGC only if no read has begun since (it keeps GOGC off, and its
+// end paces again from the heap it leaves).
 func gcCycled() {
 	gcPause.mu.Lock()
 	defer gcPause.mu.Unlock()
@@ -123,8 +124,8 @@ func gcCycled() {
 		return
 	}
 	gcPause.paced = false
+	debug.SetMemoryLimit(gcPause.prevLimit)
 	if gcPause.n == 0 {
 		debug.SetGCPercent(gcPause.prev)
-		debug.SetMemoryLimit(gcPause.prevLimit)
 	}
 }

@@ -64,17 +64,21 @@ func TestPauseGC(t *testing.T) {
 		t.Fatalf("after a cycle: memory limit %d, want the %d found", l, int64(found))
 	}
 
-	// A pause begun while paced keeps the settings first found.
+	// A pause begun while paced keeps the stand-in limit, and the settings
+	// first found are restored in the end.
 	pauseGC()()
 	c := pauseGC()
 	if v := gcSetting(); v != -1 {
 		t.Fatalf("paused while paced: GC percent %d, want -1", v)
 	}
-	if l := debug.SetMemoryLimit(-1); l != found {
-		t.Fatalf("paused while paced: memory limit %d, want the %d found", l, int64(found))
+	if l := debug.SetMemoryLimit(-1); l >= found {
+		t.Fatalf("paused while paced: memory limit %d, want the stand-in below the %d found", l, int64(found))
 	}
 	c()
 	awaitGCRestored(t, 137)
+	if l := debug.SetMemoryLimit(-1); l != found {
+		t.Fatalf("after a pause while paced: memory limit %d, want the %d found", l, int64(found))
+	}
 
 	var wg sync.WaitGroup
 	for range 50 {
@@ -96,6 +100,32 @@ func TestPauseGC(t *testing.T) {
 		t.Fatalf("after concurrent pauses: memory limit %d, want the %d found", l, int64(found))
 	}
 }
+
+// TestPauseGCBackToBack: reads back to back, each leaving garbage and
+// allocating nothing between them, still collect: the heap does not grow
+// without bound while the pacing limit stands between them.
+func TestPauseGCBackToBack(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		resume := pauseGC()
+		for range 8 {
+			gcSink = make([]byte, 1<<20) // garbage once the next replaces it
+		}
+		resume()
+	}
+	gcSink = nil
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if after.NumGC == before.NumGC {
+		t.Fatalf("800 MB of garbage over 100 pauses, and no cycle (heap %d MB)", after.HeapAlloc>>20)
+	}
+	awaitGCRestored(t, 100)
+}
+
+var gcSink []byte
 
 // TestPauseGCOff: a GOGC of off found is restored as the last pause ends,
 // and the memory limit is left as it was.
