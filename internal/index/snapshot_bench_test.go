@@ -17,14 +17,7 @@ import (
 func BenchmarkReadSnapshot(b *testing.B) {
 	for _, n := range []int{20000} {
 		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
-			corpus := synth.New(synth.Config{Seed: 1, Dim: 128})
-			ix := newIndex()
-			ix.SetANN(ANNOptions{GraphMin: -1})
-			for i := range n {
-				m := corpus.Memory(i)
-				m.Embedding = &memory.Embedding{Model: corpus.ModelID(), Dim: 128, Vector: corpus.Vector(m.Text)}
-				ix.Put(m)
-			}
+			ix, _ := benchSnapshotIndex(n)
 			data := snapshotOf(b, ix)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
@@ -36,6 +29,51 @@ func BenchmarkReadSnapshot(b *testing.B) {
 				}
 				if got.Len() != n {
 					b.Fatalf("%d memories, want %d", got.Len(), n)
+				}
+			}
+		})
+	}
+}
+
+// benchSnapshotIndex is an index of n synthetic memories as
+// BenchmarkReadSnapshot reads them, and its corpus.
+func benchSnapshotIndex(n int) (*Index, *synth.Corpus) {
+	corpus := synth.New(synth.Config{Seed: 1, Dim: 128})
+	ix := newIndex()
+	ix.SetANN(ANNOptions{GraphMin: -1})
+	for i := range n {
+		m := corpus.Memory(i)
+		m.Embedding = &memory.Embedding{Model: corpus.ModelID(), Dim: 128, Vector: corpus.Vector(m.Text)}
+		ix.Put(m)
+	}
+	return ix, corpus
+}
+
+// BenchmarkReadSnapshotSearch times what an open costs until its first
+// search has answered: reading the snapshot (as BenchmarkReadSnapshot), then
+// one BM25 and one vector search of the read index, with whatever the
+// collector does after the read landing in them:
+//
+//	go test -run '^$' -bench ReadSnapshotSearch -count 6 ./internal/index
+func BenchmarkReadSnapshotSearch(b *testing.B) {
+	for _, n := range []int{20000} {
+		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
+			ix, corpus := benchSnapshotIndex(n)
+			data := snapshotOf(b, ix)
+			q, _ := corpus.Query(0, n)
+			qv := corpus.Vector(q)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				got, err := load(data, ix.tok.Options())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if hits, _ := got.BM25(q, nil, nil, 10); len(hits) == 0 {
+					b.Fatal("no BM25 hits")
+				}
+				if hits, _ := got.VectorSearch(corpus.ModelID(), qv, nil, 10); len(hits) != 10 {
+					b.Fatalf("%d vector hits, want 10", len(hits))
 				}
 			}
 		})

@@ -125,6 +125,7 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 		top = max(top, d+1)
 	}
 	ix.rowOf = make([]int32, top)
+	clear(ix.rowOf) // written before it is read: see bm25's dict.resize
 	for row, d := range ix.rowDoc {
 		if ix.rowOf[d] != 0 {
 			r.Corruptf("vector snapshot: document %d has two rows", d)
