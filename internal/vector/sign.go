@@ -41,7 +41,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/parallel"
@@ -321,9 +320,9 @@ const (
 	sketchMinRows = 1 << 18
 )
 
-// sketchSampleStride is the least spacing, in blocks, of those sketchFloor
-// samples; a variable so that tests sample small indexes.
-var sketchSampleStride = 16
+// sketchSampleRuns runs of sketchSampleRun blocks are what sketchFloor
+// samples (2048 rows); variables so that tests sample small indexes.
+var sketchSampleRuns, sketchSampleRun = 8, 8
 
 // SearchSketch is an approximate Search for large indexes: every allowed row
 // is ranked by its sign sketch, the cands best are kept, and those are
@@ -407,39 +406,41 @@ func (ix *Index) sketchScan(sq *signQuery, allow *docset.Set, cands int, floor f
 // at −Inf, every row is offered until the first cands are held, and the
 // floor then rises in steps (at 100k rows that selection took a fifth of
 // a scan's CPU). A guess too high is caught by sketchScan's ok, and costs
-// a second scan. Every sketchSampleStride-th block (more apart in large
-// indexes, about 128 blocks in all) is scored; the top cands rows are
-// expected at sampled/n of the rate in the sample, and the floor is the
-// estimate of the sample's allowed row at rank 1.5 times that expectation
-// plus three of its standard deviations (a Poisson count's) plus 8. It is
-// −Inf when fewer than 8 blocks would be sampled.
+// a second scan. The sample is sketchSampleRuns evenly spaced runs of
+// sketchSampleRun blocks, each read in one kernel call (scattered single
+// blocks cost 60 ns a row in engram's vector leg at 100k, each a string of
+// DRAM misses, against 5 for the scan); the top cands rows are expected at
+// sampled/n of the rate in the sample, and the floor is the estimate of the
+// sample's allowed row at rank 1.5 times that expectation plus three of its
+// standard deviations (a Poisson count's) plus 8. It is −Inf when the runs
+// would cover more than half the blocks.
 func (ix *Index) sketchFloor(sq *signQuery, allow *docset.Set, cands int) float32 {
 	n := len(ix.rowDoc)
 	cols := signCols(ix.dim)
 	blocks := (n + 31) / 32
-	stride := max(sketchSampleStride, blocks/128)
-	if blocks/stride < 8 {
+	runs, run := sketchSampleRuns, sketchSampleRun
+	if blocks < 2*runs*run {
 		return float32(math.Inf(-1))
 	}
-	var sums [32]uint16
-	var mask [1]uint32
-	sample := make([]Hit, 0, 32*((blocks-stride/2+stride-1)/stride))
+	var sums [32 * signBatch]uint16
+	var masks [signBatch]uint32
+	sample := make([]Hit, 0, 32*runs*run)
 	slots := 0
-	for b := stride / 2; b < blocks; b += stride {
-		if next := b + stride; next < blocks {
-			// Sampled blocks lie far apart: start the next one's loads.
-			prefetch(unsafe.Slice((*int8)(unsafe.Pointer(&ix.signs[next*32*cols])), 32*cols))
-		}
-		inv, pop := ix.signInv[b*32:(b+1)*32], ix.signPop[b*32:(b+1)*32]
-		sketchBlocks(sq, ix.signs[b*32*cols:(b+1)*32*cols], cols, sums[:], inv, pop, float32(math.Inf(-1)), mask[:])
-		for j := range 32 {
-			r := b*32 + laneRow(j)
-			if r >= n || allow != nil && !allow.Has(ix.rowDoc[r]) {
-				continue
+	for i := range runs {
+		lo := i*blocks/runs + (blocks/runs-run)/2
+		for b := lo; b < lo+run; b += signBatch {
+			e := min(b+signBatch, lo+run)
+			inv, pop := ix.signInv[b*32:e*32], ix.signPop[b*32:e*32]
+			sketchBlocks(sq, ix.signs[b*32*cols:e*32*cols], cols, sums[:32*(e-b)], inv, pop, float32(math.Inf(-1)), masks[:e-b])
+			for j := range 32 * (e - b) {
+				r := b*32 + j&^31 + laneRow(j&31)
+				if r >= n || allow != nil && !allow.Has(ix.rowDoc[r]) {
+					continue
+				}
+				sample = append(sample, Hit{Doc: uint32(r), Cosine: sq.estimate(inv[j], pop[j], sums[j])})
 			}
-			sample = append(sample, Hit{Doc: uint32(r), Cosine: sq.estimate(inv[j], pop[j], sums[j])})
+			slots += 32 * (e - b)
 		}
-		slots += 32
 	}
 	expect := float64(cands) * float64(slots) / float64(n)
 	rank := int(1.5*expect + 3*math.Sqrt(expect) + 8)

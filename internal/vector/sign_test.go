@@ -241,7 +241,7 @@ func (ref *sketchRef) search(q []float32, allow *docset.Set, k, cands int) []Hit
 // candidate it is exact.
 func TestSearchSketch(t *testing.T) {
 	sampled := map[bool]int{}
-	defer func(s int) { sketchSampleStride = s }(sketchSampleStride)
+	defer func(r, b int) { sketchSampleRuns, sketchSampleRun = r, b }(sketchSampleRuns, sketchSampleRun)
 	for _, c := range []struct {
 		n, dim int
 	}{{1, 8}, {33, 8}, {200, 384}, {1500, 512}, {700, 1000}} {
@@ -274,10 +274,10 @@ func TestSearchSketch(t *testing.T) {
 			few.Add(d)
 		}
 		ref := newSketchRef(ix)
-		// Stride 16 samples no index this small; the others sample
-		// every block, or a part whose floor is sometimes too high.
-		for _, stride := range []int{16, 1, 2, 5} {
-			sketchSampleStride = stride
+		// The default runs (8 of 8 blocks) sample no index this small; the
+		// others sample a few blocks each, from 2 up to 20.
+		for _, sampling := range [][2]int{{8, 8}, {2, 1}, {3, 2}, {5, 4}} {
+			sketchSampleRuns, sketchSampleRun = sampling[0], sampling[1]
 			for qi := range 12 {
 				q := randVec(r, c.dim)
 				allow := []*docset.Set{nil, few}[qi%2]
@@ -285,20 +285,20 @@ func TestSearchSketch(t *testing.T) {
 					got := ix.SearchSketch(q, allow, 10, cands)
 					want := ref.search(q, allow, 10, max(cands, 10))
 					if !slices.Equal(got, want) {
-						t.Fatalf("n %d dim %d stride %d cands %d: sketch %v, reference %v", c.n, c.dim, stride, cands, got, want)
+						t.Fatalf("n %d dim %d sampling %v cands %d: sketch %v, reference %v", c.n, c.dim, sampling, cands, got, want)
 					}
 					if cands >= ix.Len() {
 						if exact := bruteForce(live, q, allow, 10); !sameHits(got, exact) {
 							t.Fatalf("n %d dim %d, all candidates: %v, brute force %v", c.n, c.dim, got, exact)
 						}
 					}
-					if qn, ok := Normalize(q); ok && signCols(c.dim) > 0 && stride == 1 {
+					if qn, ok := Normalize(q); ok && signCols(c.dim) > 0 && sampling[1] == 1 {
 						checkSketchFloor(t, ix, qn, allow, max(cands, 10), sampled)
 					}
 				}
 			}
 		}
-		sketchSampleStride = 16
+		sketchSampleRuns, sketchSampleRun = 8, 8
 	}
 	if sampled[true] == 0 {
 		t.Fatal("no index was sampled")
