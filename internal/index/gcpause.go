@@ -46,12 +46,11 @@ var gcPause struct {
 func pauseGC() (resume func()) {
 	gcPause.mu.Lock()
 	if gcPause.n == 0 {
-		if gcPause.paced {
-			// GOGC is still off from the last read, and its stand-in limit
-			// stays: reads back to back still collect once the heap has
-			// grown as GOGC allows (gcCycled then lifts the limit for the
-			// rest of the read).
-		} else {
+		// While paced, GOGC is still off from the last read, and its
+		// stand-in limit stays: reads back to back still collect once the
+		// heap has grown as GOGC allows (gcCycled then lifts the limit for
+		// the rest of the read).
+		if !gcPause.paced {
 			gcPause.prev = debug.SetGCPercent(-1)
 			gcPause.prevLimit = debug.SetMemoryLimit(-1) // a negative limit reads it
 		}

@@ -14,11 +14,17 @@ import (
 // -cpu 1,2 to see what the parallel read gains:
 //
 //	go test -run '^$' -bench ReadSnapshot -count 6 ./internal/index
-func BenchmarkReadSnapshot(b *testing.B) {
+func BenchmarkReadSnapshot(b *testing.B) { benchReadSnapshot(b, false) }
+
+// benchReadSnapshot reads a snapshot of 20k synthetic memories, over and
+// over, and with search, runs one BM25 and one vector search of each read.
+func benchReadSnapshot(b *testing.B, search bool) {
 	for _, n := range []int{20000} {
 		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
-			ix, _ := benchSnapshotIndex(n)
+			ix, corpus := benchSnapshotIndex(n)
 			data := snapshotOf(b, ix)
+			q, _ := corpus.Query(0, n)
+			qv := corpus.Vector(q)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -29,6 +35,15 @@ func BenchmarkReadSnapshot(b *testing.B) {
 				}
 				if got.Len() != n {
 					b.Fatalf("%d memories, want %d", got.Len(), n)
+				}
+				if !search {
+					continue
+				}
+				if hits, _ := got.BM25(q, nil, nil, 10); len(hits) == 0 {
+					b.Fatal("no BM25 hits")
+				}
+				if hits, _ := got.VectorSearch(corpus.ModelID(), qv, nil, 10); len(hits) != 10 {
+					b.Fatalf("%d vector hits, want 10", len(hits))
 				}
 			}
 		})
@@ -55,27 +70,4 @@ func benchSnapshotIndex(n int) (*Index, *synth.Corpus) {
 // collector does after the read landing in them:
 //
 //	go test -run '^$' -bench ReadSnapshotSearch -count 6 ./internal/index
-func BenchmarkReadSnapshotSearch(b *testing.B) {
-	for _, n := range []int{20000} {
-		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
-			ix, corpus := benchSnapshotIndex(n)
-			data := snapshotOf(b, ix)
-			q, _ := corpus.Query(0, n)
-			qv := corpus.Vector(q)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				got, err := load(data, ix.tok.Options())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if hits, _ := got.BM25(q, nil, nil, 10); len(hits) == 0 {
-					b.Fatal("no BM25 hits")
-				}
-				if hits, _ := got.VectorSearch(corpus.ModelID(), qv, nil, 10); len(hits) != 10 {
-					b.Fatalf("%d vector hits, want 10", len(hits))
-				}
-			}
-		})
-	}
-}
+func BenchmarkReadSnapshotSearch(b *testing.B) { benchReadSnapshot(b, true) }
