@@ -170,3 +170,41 @@ func (r *Reader) MappableUint32s() ([]uint32, io.Closer) {
 	}
 	return s, c
 }
+
+// Mappings are the arrays an index keeps mapped from its snapshot (those
+// Mappable and MappableUint32s returned with a Closer): their address
+// ranges, which tell a mapped array from one on the heap, and what unmaps
+// them. The addresses are outside the Go heap, so they are all there is to
+// keep.
+type Mappings []mapping
+
+type mapping struct {
+	lo, hi uintptr
+	c      io.Closer
+}
+
+// Keep records the size bytes at p as mapped, unmapped by c; with c nil (the
+// array was read into memory) it records nothing.
+func (m *Mappings) Keep(p unsafe.Pointer, size int, c io.Closer) {
+	if c != nil {
+		*m = append(*m, mapping{uintptr(p), uintptr(p) + uintptr(size), c})
+	}
+}
+
+// Has reports whether p points into one of the mapped arrays.
+func (m Mappings) Has(p unsafe.Pointer) bool {
+	for _, a := range m {
+		if p != nil && uintptr(p) >= a.lo && uintptr(p) < a.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// Close unmaps every array: for a runtime.AddCleanup once nothing can reach
+// the index whose slices alias them.
+func (m Mappings) Close() {
+	for _, a := range m {
+		_ = a.c.Close()
+	}
+}

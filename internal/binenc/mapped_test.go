@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/engram-memory/engram/internal/mmap"
 )
@@ -185,3 +186,37 @@ func FuzzMappable(f *testing.F) {
 		_ = r.Verify()
 	})
 }
+
+// Mappings hold the ranges kept (not those without a Closer), tell
+// addresses inside them, bounds included and excluded as for a slice, and
+// close each one once.
+func TestMappings(t *testing.T) {
+	a, b := make([]byte, 80), make([]byte, 16) // a's first 64 bytes kept
+	closed := map[string]int{}
+	var m Mappings
+	m.Keep(unsafe.Pointer(&a[0]), 64, closerFunc(func() error { closed["a"]++; return nil }))
+	m.Keep(unsafe.Pointer(&b[0]), len(b), nil) // read, not mapped
+	for _, c := range []struct {
+		name string
+		p    unsafe.Pointer
+		want bool
+	}{
+		{"first byte", unsafe.Pointer(&a[0]), true},
+		{"last byte", unsafe.Pointer(&a[63]), true},
+		{"past the end", unsafe.Pointer(&a[64]), false},
+		{"not kept", unsafe.Pointer(&b[0]), false},
+		{"nil", nil, false},
+	} {
+		if got := m.Has(c.p); got != c.want {
+			t.Errorf("%s: Has %v, want %v", c.name, got, c.want)
+		}
+	}
+	m.Close()
+	if len(m) != 1 || closed["a"] != 1 {
+		t.Fatalf("%d kept, closed %v: want one, closed once", len(m), closed)
+	}
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

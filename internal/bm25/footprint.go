@@ -21,7 +21,7 @@ func (ix *Index) MappedBytes() int64 {
 func (ix *Index) footprint() (n, mapped int64) {
 	// arr counts an array of size bytes at p as heap or mapped.
 	arr := func(p unsafe.Pointer, size int64) int64 {
-		if size > 0 && ix.inMap(p) {
+		if size > 0 && ix.maps.Has(p) {
 			mapped += size
 			return 0
 		}

@@ -24,6 +24,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/engram-memory/engram/internal/binenc"
 )
 
 // maxCodes is the number of interned frequency values (codes 1..maxCodes).
@@ -65,7 +67,7 @@ type Index struct {
 	gen   uint64     // counts changes, for the domain statistics cache
 	cache statsCache // per-domain statistics (domain.go)
 
-	maps []mapping // arrays mapped from a snapshot (snapshot.go), unmapped with the index
+	maps binenc.Mappings // arrays mapped from a snapshot (snapshot.go), unmapped with the index
 }
 
 // newTerm is a term of a document being added, with its weighted frequency.

@@ -15,7 +15,6 @@ package bm25
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -146,25 +145,20 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	// The three large arrays are mapped from the file when the reader maps
 	// (the index's lists and term lists are carved out of them, and cloned
 	// before they change size), unmapped once the index is unreachable.
-	var maps []mapping
-	keep := func(p unsafe.Pointer, n int, c io.Closer) {
-		if c != nil {
-			maps = append(maps, mapping{uintptr(p), uintptr(p) + uintptr(n), c})
-		}
-	}
+	var maps binenc.Mappings
 	docs, c := r.MappableUint32s()
-	keep(unsafe.Pointer(unsafe.SliceData(docs)), 4*len(docs), c)
+	maps.Keep(unsafe.Pointer(unsafe.SliceData(docs)), 4*len(docs), c)
 	codes, c := r.Mappable(0)
-	keep(unsafe.Pointer(unsafe.SliceData(codes)), len(codes), c)
+	maps.Keep(unsafe.Pointer(unsafe.SliceData(codes)), len(codes), c)
 	escKeys := r.Uint64s()
 	escVals := r.Float64s()
 	zero := r.Uint32s()
 	counts := r.Uint32s()
 	termIDs, c := r.MappableUint32s()
-	keep(unsafe.Pointer(unsafe.SliceData(termIDs)), 4*len(termIDs), c)
+	maps.Keep(unsafe.Pointer(unsafe.SliceData(termIDs)), 4*len(termIDs), c)
 	if len(maps) > 0 {
 		ix.maps = maps
-		runtime.AddCleanup(ix, closeAll, maps)
+		runtime.AddCleanup(ix, binenc.Mappings.Close, maps)
 	}
 	if r.Err() != nil {
 		return r.Err()
@@ -439,28 +433,3 @@ func SameParams(a, b Params) bool { return sameParams(a, b) }
 // Has reports whether doc is indexed, so that a loader can check a snapshot's
 // documents against its own.
 func (ix *Index) Has(doc uint32) bool { return int(doc) < len(ix.present) && ix.present[doc] }
-
-// mapping is an array mapped from a snapshot: its address range (memory
-// outside the Go heap, so an address is all there is to keep) and what
-// unmaps it.
-type mapping struct {
-	lo, hi uintptr
-	c      io.Closer
-}
-
-// closeAll unmaps an unreachable index's mapped arrays.
-func closeAll(maps []mapping) {
-	for _, m := range maps {
-		_ = m.c.Close()
-	}
-}
-
-// inMap reports whether p points into one of the index's mapped arrays.
-func (ix *Index) inMap(p unsafe.Pointer) bool {
-	for _, m := range ix.maps {
-		if uintptr(p) >= m.lo && uintptr(p) < m.hi {
-			return true
-		}
-	}
-	return false
-}

@@ -115,7 +115,7 @@ func (ix *Index) refine(qn []float32, r int) (approx, bound float64) {
 
 // mappedData reports whether the float32 rows are mapped from a snapshot.
 func (ix *Index) mappedData() bool {
-	return len(ix.maps) > 0 && ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.data)))
+	return len(ix.maps) > 0 && ix.maps.Has(unsafe.Pointer(unsafe.SliceData(ix.data)))
 }
 
 // cascade scores candidate rows through refine and returns the best k by

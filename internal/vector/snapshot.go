@@ -96,14 +96,12 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 		b []byte
 		c io.Closer
 	}{{data, dataMap}, {codes, codesMap}, {fine, fineMap}, {signs, signsMap}} {
-		if m.c != nil {
-			ix.maps = append(ix.maps, mapping{m.b[:cap(m.b)], m.c})
-		}
+		ix.maps.Keep(unsafe.Pointer(unsafe.SliceData(m.b)), cap(m.b), m.c)
 	}
 	if len(ix.maps) > 0 {
 		// The index's slices alias the mappings: unmap them once nothing
 		// can reach the index (callers copy what they keep: Vector, Code).
-		runtime.AddCleanup(ix, closeAll, ix.maps)
+		runtime.AddCleanup(ix, binenc.Mappings.Close, ix.maps)
 	}
 	if r.Err() != nil {
 		return nil, r.Err()
@@ -147,57 +145,30 @@ func (ix *Index) Docs() iter.Seq[uint32] {
 	}
 }
 
-// mapping is a mapped matrix: its whole range, and what unmaps it.
-type mapping struct {
-	b []byte
-	c io.Closer
-}
-
-// closeAll unmaps an unreachable index's mappings.
-func closeAll(maps []mapping) {
-	for _, m := range maps {
-		_ = m.c.Close()
-	}
-}
-
 // Bytes estimates the index's memory: on the heap (row tables, scales, and
 // the matrices unless mapped) and mapped from its snapshot (the matrices'
 // rows, resident only as far as searches have touched them).
 func (ix *Index) Bytes() (heap, mapped int64) {
 	heap = 4*int64(cap(ix.rowDoc)+cap(ix.rowOf)+cap(ix.qscale)+cap(ix.qresid)+cap(ix.fscale)+cap(ix.fresid)+cap(ix.signInv)) + 2*int64(cap(ix.signPop))
-	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.signs))) {
+	if ix.maps.Has(unsafe.Pointer(unsafe.SliceData(ix.signs))) {
 		mapped += int64(len(ix.signs))
 	} else {
 		heap += int64(cap(ix.signs))
 	}
 	data := 4 * int64(len(ix.data))
-	if ix.inMap(unsafe.Pointer(unsafe.SliceData(ix.data))) {
+	if ix.maps.Has(unsafe.Pointer(unsafe.SliceData(ix.data))) {
 		mapped += data
 	} else {
 		heap += 4 * int64(cap(ix.data))
 	}
 	for _, c := range [][]int8{ix.codes, ix.fine} {
-		if ix.inMap(unsafe.Pointer(unsafe.SliceData(c))) {
+		if ix.maps.Has(unsafe.Pointer(unsafe.SliceData(c))) {
 			mapped += int64(len(c))
 		} else {
 			heap += int64(cap(c))
 		}
 	}
 	return heap, mapped
-}
-
-// inMap reports whether p points into one of the index's mappings.
-func (ix *Index) inMap(p unsafe.Pointer) bool {
-	if p == nil {
-		return false
-	}
-	for _, m := range ix.maps {
-		b := m.b
-		if lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))); uintptr(p) >= lo && uintptr(p) < lo+uintptr(cap(b)) {
-			return true
-		}
-	}
-	return false
 }
 
 // bytesOf views a slice's elements as the little-endian bytes the snapshot

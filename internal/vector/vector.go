@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/engram-memory/engram/internal/binenc"
 )
 
 // ErrDim is returned by Set when a vector's length differs from the index's dimension.
@@ -61,7 +63,7 @@ type Index struct {
 
 	// maps are the snapshot mappings data and codes alias, if they were
 	// loaded mapped (snapshot.go).
-	maps []mapping
+	maps binenc.Mappings
 }
 
 // New returns an empty index for vectors of dim components. A dim below 1 is
