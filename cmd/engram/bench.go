@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ func init() { register(newBench) }
 // benchFlags are the options of engram bench.
 type benchFlags struct {
 	sizes, jsonOut, dir string
+	cpuProfile          string
 	dim, queries, batch int
 	limit, annMin       int
 	seed                uint64
@@ -70,6 +72,7 @@ The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 	fl.StringVar(&f.jsonOut, "json", "", "also write the report as JSON to this file (- for stdout instead of the table)")
 	fl.StringVar(&f.dir, "dir", "", "directory for the store files (default a temporary one)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the store files (bench-N.db under --dir)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of each size's timed searches to FILE-N (N the size), for go tool pprof")
 	return c
 }
 
@@ -247,9 +250,15 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	if got := db.Count(); got != n {
 		return nil, fmt.Errorf("reopened store holds %d memories, want %d", got, n)
 	}
-	if err := b.search(ctx, db, n, res); err != nil {
+	stop, err := b.profile(n)
+	if err != nil {
 		return nil, err
 	}
+	if err := b.search(ctx, db, n, res); err != nil {
+		stop()
+		return nil, err
+	}
+	stop()
 	ps := procMemory()
 	res.RSSBytes, res.HWMBytes, res.RSSAnonBytes, res.RSSFileBytes = ps.RSS, ps.HWM, ps.Anon, ps.File
 	runtime.GC()
@@ -267,6 +276,24 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 		return nil, err
 	}
 	return res, nil
+}
+
+// profile starts a CPU profile of size n's searches when --cpuprofile asks
+// for one; stop ends it.
+func (b *bencher) profile(n int) (stop func(), err error) {
+	if b.f.cpuProfile == "" {
+		return func() {}, nil
+	}
+	path := fmt.Sprintf("%s-%d", b.f.cpuProfile, n)
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("bench: --cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: CPU profile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // recall measures the vector leg's recall@limit against an exact scan: the

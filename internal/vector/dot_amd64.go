@@ -48,6 +48,29 @@ func dotInt8(q []int16, c []int8) int32 {
 	return s
 }
 
+// dotF32Int8x2AVX2 is implemented in dot_amd64.s: Σ q[i]·c[i] and
+// Σ q[i]·f[i] over the first len(q)&^15 items, sixteen at a time (codes
+// widened to float32, fused multiply-adds). len(c) and len(f) must be at
+// least len(q).
+//
+//go:noescape
+func dotF32Int8x2AVX2(q []float32, c, f []int8) (sc, sf float32)
+
+// dotF32Int8x2 is Σ q[i]·c[i] and Σ q[i]·f[i] over len(q) items; len(c)
+// and len(f) are at least len(q).
+func dotF32Int8x2(q []float32, c, f []int8) (sc, sf float32) {
+	if !useAVX2 {
+		return dotF32Int8x2Generic(q, c, f)
+	}
+	n := len(q) &^ 15
+	sc, sf = dotF32Int8x2AVX2(q, c, f)
+	if n < len(q) {
+		tc, tf := dotF32Int8x2Generic(q[n:], c[n:], f[n:])
+		sc, sf = sc+tc, sf+tf
+	}
+	return sc, sf
+}
+
 // prefetchLines is implemented in dot_amd64.s: PREFETCHT0 on each 64-byte
 // line of p[0:n], n > 0.
 //

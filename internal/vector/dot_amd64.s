@@ -124,3 +124,56 @@ pf:
 	CMPQ       AX, CX
 	JLT        pf
 	RET
+
+// func dotF32Int8x2AVX2(q []float32, c, f []int8) (sc, sf float32)
+// Requires AVX2 and FMA; len(c), len(f) >= len(q). Sums q[i]*c[i] and
+// q[i]*f[i] for i < len(q)&^15: eight codes widened to int32 (VPMOVSXBD),
+// converted to float32 and multiplied into two accumulators a sum.
+TEXT ·dotF32Int8x2AVX2(SB), NOSPLIT, $0-80
+	MOVQ   q_base+0(FP), SI
+	MOVQ   q_len+8(FP), CX
+	MOVQ   c_base+24(FP), DI
+	MOVQ   f_base+48(FP), R8
+	ANDQ   $-16, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+	CMPQ   CX, $0
+	JEQ    reduce2
+
+loop16:
+	VPMOVSXBD   (DI)(AX*1), Y4
+	VPMOVSXBD   8(DI)(AX*1), Y5
+	VPMOVSXBD   (R8)(AX*1), Y6
+	VPMOVSXBD   8(R8)(AX*1), Y7
+	VCVTDQ2PS   Y4, Y4
+	VCVTDQ2PS   Y5, Y5
+	VCVTDQ2PS   Y6, Y6
+	VCVTDQ2PS   Y7, Y7
+	VMOVUPS     (SI)(AX*4), Y8
+	VMOVUPS     32(SI)(AX*4), Y9
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y8, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	ADDQ        $16, AX
+	CMPQ        AX, CX
+	JLT         loop16
+
+reduce2:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPS       X3, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VZEROUPPER
+	MOVSS        X0, sc+72(FP)
+	MOVSS        X2, sf+76(FP)
+	RET

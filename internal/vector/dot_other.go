@@ -15,6 +15,9 @@ func fastInt8() bool { return false }
 // dotInt8 is Σ q[i]·c[i] over len(q) items; len(c) >= len(q).
 func dotInt8(q []int16, c []int8) int32 { return dotInt8Generic(q, c) }
 
+// dotF32Int8x2 is Σ q[i]·c[i] and Σ q[i]·f[i] over len(q) items.
+func dotF32Int8x2(q []float32, c, f []int8) (sc, sf float32) { return dotF32Int8x2Generic(q, c, f) }
+
 // prefetch is a no-op without the assembly kernels.
 func prefetch(c []int8) {}
 

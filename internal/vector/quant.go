@@ -93,23 +93,11 @@ func (ix *Index) refine(qn []float32, r int) (approx, bound float64) {
 	c := ix.codes[r*ix.dim : (r+1)*ix.dim]
 	f := ix.fine[r*ix.dim : (r+1)*ix.dim]
 	s, fs := ix.qscale[r], ix.fscale[r]
-	// Σ qn·c and Σ qn·f, two lanes each, scaled once.
-	var c0, c1, f0, f1 float32
-	i := 0
-	for ; i+2 <= len(qn); i += 2 {
-		c0 += qn[i] * float32(c[i])
-		f0 += qn[i] * float32(f[i])
-		c1 += qn[i+1] * float32(c[i+1])
-		f1 += qn[i+1] * float32(f[i+1])
-	}
-	for ; i < len(qn); i++ {
-		c0 += qn[i] * float32(c[i])
-		f0 += qn[i] * float32(f[i])
-	}
+	sc, sf := dotF32Int8x2(qn, c, f)
 	// Each product and sum rounds at 2⁻²⁴ relative; scaled back, the terms'
 	// magnitudes sum to at most about ‖qn‖·‖v‖ = 1 plus the residuals, so
 	// (dim+8)·2⁻²² covers these sums' rounding and the kernel's, with room.
-	approx = float64(s)*float64(c0+c1) + float64(fs)*float64(f0+f1)
+	approx = float64(s)*float64(sc) + float64(fs)*float64(sf)
 	return approx, float64(ix.fresid[r]) + float64(ix.dim+8)*0x1p-22 + 1e-6
 }
 
@@ -198,6 +186,25 @@ func newQuantQuery(q []float32) quantQuery {
 	}
 	qq.norm = qq.scale * math.Sqrt(ss) * (1 + 1e-12)
 	return qq
+}
+
+// dotF32Int8x2Generic is the portable twin of refine's kernel: Σ q[i]·c[i]
+// and Σ q[i]·f[i] over len(q) items, two lanes each.
+func dotF32Int8x2Generic(q []float32, c, f []int8) (sc, sf float32) {
+	c, f = c[:len(q)], f[:len(q)]
+	var c0, c1, f0, f1 float32
+	i := 0
+	for ; i+2 <= len(q); i += 2 {
+		c0 += q[i] * float32(c[i])
+		f0 += q[i] * float32(f[i])
+		c1 += q[i+1] * float32(c[i+1])
+		f1 += q[i+1] * float32(f[i+1])
+	}
+	for ; i < len(q); i++ {
+		c0 += q[i] * float32(c[i])
+		f0 += q[i] * float32(f[i])
+	}
+	return c0 + c1, f0 + f1
 }
 
 // dotInt8Generic is the portable integer kernel: Σ q[i]·c[i] over len(q) items.

@@ -177,6 +177,28 @@ func BenchmarkDot(b *testing.B) {
 	}
 }
 
+// BenchmarkRefine is refine's kernel on one row's two code vectors, the
+// work of each candidate a cascade bounds before reading float32 rows.
+func BenchmarkRefine(b *testing.B) {
+	for _, dim := range []int{384, 512} {
+		for _, k := range kernels() {
+			b.Run(fmt.Sprintf("dim=%d/%s", dim, k.name), func(b *testing.B) {
+				useKernel(b, k.name)
+				q, c, f := benchQuery(dim), make([]int8, dim), make([]int8, dim)
+				for i := range c {
+					c[i], f[i] = int8(i*7), int8(i*13)
+				}
+				var s float32
+				for b.Loop() {
+					sc, sf := dotF32Int8x2(q, c, f)
+					s += sc + sf
+				}
+				_ = s
+			})
+		}
+	}
+}
+
 // BenchmarkSearchListed is the exact scan of a filter's rows scattered over
 // a matrix far larger than the caches (300k × 512: 150 MB of codes), with
 // the screen's prefetch on and off. Rows a filter admits are read in no
