@@ -98,14 +98,12 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 	return res, nil
 }
 
-// hit is document doc as a backend hit, with a copy of its vector from vi
+// hit is document doc as a backend hit, with its vector from vi (a copy)
 // when vi is given.
 func hit(ix *index.Index, vi *vector.Index, doc uint32, score float64) backend.Hit {
 	h := backend.Hit{Memory: ix.Doc(doc), Score: score}
 	if vi != nil {
-		if v := vi.Vector(doc); v != nil {
-			h.Vector = slices.Clone(v)
-		}
+		h.Vector = vi.Vector(doc)
 	}
 	return h
 }
@@ -157,7 +155,7 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 		c.Embedding = nil
 		if doc, ok := m.ix.DocOf(key); ok && vi != nil {
 			if v := vi.Vector(doc); v != nil {
-				c.Embedding = &memory.Embedding{Model: model, Dim: len(v), Vector: slices.Clone(v)}
+				c.Embedding = &memory.Embedding{Model: model, Dim: len(v), Vector: v}
 			}
 		}
 		mems = append(mems, &c)

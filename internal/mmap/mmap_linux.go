@@ -11,7 +11,8 @@ import (
 // Map maps length bytes of f from offset off, which must be a multiple of the
 // page size, followed by zeroed memory up to capacity bytes in all (at least
 // length). The bytes from off to off+length must lie inside the file. The
-// mapping outlives f: the caller may close the file afterwards.
+// mapping outlives f: the caller may close the file afterwards (the region
+// keeps a duplicate descriptor for ReadAt).
 func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 	page := os.Getpagesize()
 	switch {
@@ -34,8 +35,33 @@ func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 			return nil, fmt.Errorf("mmap: map %d bytes of %s at %d: %w", length, f.Name(), off, err)
 		}
 	}
-	return &Region{b: all[:length:capacity], base: all}, nil
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.MunmapPtr(base, uintptr(total))
+		return nil, fmt.Errorf("mmap: duplicate the descriptor of %s: %w", f.Name(), err)
+	}
+	return &Region{b: all[:length:capacity], base: all, fd: fd, off: off}, nil
 }
+
+func pread(fd int, p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := unix.Pread(fd, p[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("mmap: read %d bytes at %d: %w", len(p), off, err)
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func closeFD(fd int) error { return unix.Close(fd) }
 
 func unmap(b []byte) error {
 	if len(b) == 0 {
@@ -60,5 +86,5 @@ func View(f *os.File, length int) (*Region, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mmap: view %d bytes of %s: %w", length, f.Name(), err)
 	}
-	return &Region{b: b, base: b}, nil
+	return &Region{b: b, base: b, fd: -1}, nil
 }

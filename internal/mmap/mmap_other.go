@@ -13,3 +13,7 @@ func unmap([]byte) error { return nil }
 
 // View returns ErrUnsupported: this package maps on Linux only.
 func View(f *os.File, length int) (*Region, error) { return nil, ErrUnsupported }
+
+func pread(int, []byte, int64) (int, error) { return 0, ErrUnsupported }
+
+func closeFD(int) error { return nil }

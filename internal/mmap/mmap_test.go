@@ -3,6 +3,7 @@ package mmap
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -81,6 +82,7 @@ func TestMap(t *testing.T) {
 			if len(b) > 0 {
 				b[0] ^= 0xff
 			}
+			checkReadAt(t, r, data[c.off:c.off+int64(c.length)])
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -90,10 +92,39 @@ func TestMap(t *testing.T) {
 			if r.Bytes() != nil {
 				t.Fatal("bytes after close")
 			}
+			if _, err := r.ReadAt(make([]byte, 1), 0); !errors.Is(err, ErrClosed) {
+				t.Fatalf("ReadAt after close: %v, want ErrClosed", err)
+			}
 		})
 	}
 	if again, _ := os.ReadFile(path); !bytes.Equal(again, data) {
 		t.Fatal("writes through a mapping reached the file")
+	}
+}
+
+// checkReadAt reads the region's file bytes want back through ReadAt, at
+// every offset of a few lengths: whole reads return them (not what was
+// written through the mapping), reads past the end stop short with io.EOF,
+// and a negative offset or one past the end is an error.
+func checkReadAt(t *testing.T, r *Region, want []byte) {
+	t.Helper()
+	for _, n := range []int{1, 7, 100, len(want)} {
+		for off := 0; off <= len(want); off += max(1, len(want)/37) {
+			p := make([]byte, n)
+			got, err := r.ReadAt(p, int64(off))
+			end := min(off+n, len(want))
+			if got != end-off || !bytes.Equal(p[:got], want[off:end]) {
+				t.Fatalf("ReadAt(%d bytes, %d) = %d bytes, want %d of the file's", n, off, got, end-off)
+			}
+			if (off+n > len(want)) != (err == io.EOF) || err != nil && err != io.EOF {
+				t.Fatalf("ReadAt(%d bytes, %d) of %d: error %v", n, off, len(want), err)
+			}
+		}
+	}
+	for _, off := range []int64{-1, int64(len(want)) + 1} {
+		if _, err := r.ReadAt(make([]byte, 1), off); err == nil {
+			t.Fatalf("ReadAt at %d of %d bytes: no error", off, len(want))
+		}
 	}
 }
 

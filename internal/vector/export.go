@@ -61,9 +61,10 @@ func (ix *Index) Rescore(q []float32, docs []uint32, k int) []Hit {
 		return ix.rescoreScreened(qn, docs, k)
 	}
 	t := newTopK(k)
+	buf := make([]float32, ix.dim)
 	for _, d := range docs {
 		if r, ok := ix.row(d); ok {
-			t.offer(Hit{Doc: d, Cosine: dot(qn, ix.data[r*ix.dim:(r+1)*ix.dim])})
+			t.offer(Hit{Doc: d, Cosine: dot(qn, ix.rowF32(r, buf))})
 		}
 	}
 	return mergeBest(k, []*topK{t})

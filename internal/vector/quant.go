@@ -120,8 +120,9 @@ func (ix *Index) cascade(qn []float32, rows []int32, k int) []Hit {
 		onCascade(len(rows), len(read))
 	}
 	t := newTopK(k)
+	buf := make([]float32, ix.dim)
 	for _, r := range read {
-		t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.data[int(r)*ix.dim:(int(r)+1)*ix.dim])})
+		t.offer(Hit{Doc: ix.rowDoc[r], Cosine: dot(qn, ix.rowF32(int(r), buf))})
 	}
 	return mergeBest(k, []*topK{t})
 }

@@ -6,8 +6,8 @@ package vector
 // normalising or quantising again). The two matrices are written mappable
 // (binenc.Writer.Mappable): a reader given the file maps them copy-on-write
 // instead of reading them, so they cost no heap and are resident only as far
-// as searches touch them (the int8 codes of every scanned row; the float32
-// rows of the few candidates rescored).
+// as searches touch them (the int8 codes of the rows they screen). The few
+// float32 rows a search rescores are read from the file (file.go).
 
 import (
 	"encoding/binary"
@@ -39,7 +39,7 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 		binary.LittleEndian.PutUint16(pop[2*i:], x)
 	}
 	w.Bytes(pop)
-	w.Mappable(bytesOf(ix.data))
+	ix.writeData(w)
 	w.Mappable(bytesOf(ix.codes))
 	w.Mappable(bytesOf(ix.fine))
 	w.Mappable(bytesOf(ix.signs))
@@ -114,6 +114,9 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 		swap32(data) // a private copy or mapping: the file is untouched
 	}
 	ix.data, ix.codes, ix.fine, ix.signs = float32sOf(data), int8sOf(codes), int8sOf(fine), signs
+	if f, ok := dataMap.(io.ReaderAt); ok && hostLittleEndian && rows > 0 {
+		ix.file, ix.fileBase, ix.fileRows = f, unsafe.SliceData(ix.data), rows
+	}
 	var top uint32
 	for _, d := range ix.rowDoc {
 		if int64(d) >= math.MaxInt32 || int64(d) >= int64(docs) {

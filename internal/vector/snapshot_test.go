@@ -135,6 +135,26 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					if a, b := got.Rescore(q, docs, 10), orig.Rescore(q, docs, 10); !slices.Equal(a, b) {
 						t.Fatalf("%s: rescored %v, original %v", stage, a, b)
 					}
+					if a, b := got.Rescore(q, docs[:20], 5), orig.Rescore(q, docs[:20], 5); !slices.Equal(a, b) {
+						t.Fatalf("%s: rescored a short list %v, original %v", stage, a, b)
+					}
+				}
+				// Rows read from the file (unchanged since the load) and from
+				// memory read the same, and so do the snapshots written again.
+				fromFile := 0
+				for d := range orig.Docs() {
+					if r, _ := got.row(d); got.fromFile(r) {
+						fromFile++
+					}
+					if a, b := got.Vector(d), orig.Vector(d); !slices.Equal(a, b) {
+						t.Fatalf("%s: doc %d: loaded vector %v, original %v", stage, d, a, b)
+					}
+				}
+				if want := c.wantMaps && got.fileRows > 0 && stage != "after growing"; (fromFile > 0) != want {
+					t.Fatalf("%s: %d rows read from the file, want some: %t", stage, fromFile, want)
+				}
+				if !bytes.Equal(snapshotBytes(t, got), snapshotBytes(t, orig)) {
+					t.Fatalf("%s: the loaded index's snapshot differs from the original's", stage)
 				}
 			}
 			check("after load")

@@ -7,6 +7,7 @@ package vector
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/engram-memory/engram/internal/binenc"
@@ -64,6 +65,14 @@ type Index struct {
 	// maps are the snapshot mappings data and codes alias, if they were
 	// loaded mapped (snapshot.go).
 	maps binenc.Mappings
+	// Where data was mapped from a snapshot, its first fileRows rows also
+	// read from the file without mapping them (file.go), except those
+	// written since (changed): file is nil otherwise, and fileBase is where
+	// data started, so that data moved onto the heap is never read from it.
+	file     io.ReaderAt
+	fileBase *float32
+	fileRows int
+	changed  []uint64
 }
 
 // New returns an empty index for vectors of dim components. A dim below 1 is
@@ -92,6 +101,7 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 		return fmt.Errorf("set doc %d: document number too large", doc)
 	}
 	if r, ok := ix.row(doc); ok {
+		ix.change(r)
 		row := ix.data[r*ix.dim : (r+1)*ix.dim : (r+1)*ix.dim]
 		if !normalizeInto(row, v) {
 			return fmt.Errorf("set doc %d: %w", doc, ErrInvalid)
@@ -103,6 +113,7 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 		return nil
 	}
 	n := len(ix.data)
+	ix.change(len(ix.rowDoc))
 	ix.data = append(ix.data, v...) // grows amortised; overwritten below
 	if !normalizeInto(ix.data[n:], v) {
 		ix.data = ix.data[:n]
@@ -136,6 +147,7 @@ func (ix *Index) Remove(doc uint32) {
 	last := len(ix.rowDoc) - 1
 	ix.moveSign(r, last) // clears the last row's sketch (r == last: its own)
 	if r != last {
+		ix.change(r)
 		copy(ix.data[r*ix.dim:(r+1)*ix.dim], ix.data[last*ix.dim:(last+1)*ix.dim])
 		copy(ix.codes[r*ix.dim:(r+1)*ix.dim], ix.codes[last*ix.dim:(last+1)*ix.dim])
 		copy(ix.fine[r*ix.dim:(r+1)*ix.dim], ix.fine[last*ix.dim:(last+1)*ix.dim])
@@ -161,16 +173,17 @@ func (ix *Index) Has(doc uint32) bool {
 	return ok
 }
 
-// Vector returns doc's stored unit vector, or nil if it has none. The slice
-// aliases the index: read it only, and only until the next Set or Remove and
-// while the index is reachable (a snapshot's mapped rows are unmapped once
-// it is not); copy what you keep.
+// Vector returns a copy of doc's stored unit vector, or nil if it has none.
 func (ix *Index) Vector(doc uint32) []float32 {
 	r, ok := ix.row(doc)
 	if !ok {
 		return nil
 	}
-	return ix.data[r*ix.dim : (r+1)*ix.dim : (r+1)*ix.dim]
+	v := make([]float32, ix.dim)
+	if w := ix.rowF32(r, v); &w[0] != &v[0] {
+		copy(v, w)
+	}
+	return v
 }
 
 // row returns doc's row.
@@ -275,6 +288,7 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 		return fmt.Errorf("set doc %d: document number too large", doc)
 	}
 	ix.Remove(doc)
+	ix.change(len(ix.rowDoc))
 	ix.data = append(ix.data, r.unit...)
 	ix.codes = append(ix.codes, r.codes...)
 	ix.qscale = append(ix.qscale, r.scale)
