@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -227,8 +226,7 @@ func checkPath(path string) (readOnly bool, err error) {
 	if n > 0 && (n < 16 || string(head) != "SQLite format 3\x00") {
 		return false, fmt.Errorf("open database %s: %w (not a SQLite file)", path, ErrNotEngram)
 	}
-	writable := func(p string) bool { return syscall.Access(p, 2 /* W_OK */) == nil }
-	if !writable(path) || !writable(dir) {
+	if !writable(path, false) || !writable(dir, true) {
 		if n == 0 {
 			return false, bad("the file is empty and cannot be written, so it cannot become a database")
 		}
