@@ -201,6 +201,27 @@ func (m Mappings) Has(p unsafe.Pointer) bool {
 	return false
 }
 
+// Release unmaps and forgets every array that none of inUse points into:
+// arrays their owner has moved off (under its exclusive lock, so that no
+// reader still holds a slice of them). Closing one twice is harmless to
+// the Closers this package is given.
+func (m *Mappings) Release(inUse ...unsafe.Pointer) {
+	kept := (*m)[:0]
+	for _, a := range *m {
+		used := false
+		for _, p := range inUse {
+			used = used || p != nil && uintptr(p) >= a.lo && uintptr(p) < a.hi
+		}
+		if used {
+			kept = append(kept, a)
+		} else {
+			_ = a.c.Close()
+		}
+	}
+	clear((*m)[len(kept):])
+	*m = kept
+}
+
 // Close unmaps every array: for a runtime.AddCleanup once nothing can reach
 // the index whose slices alias them.
 func (m Mappings) Close() {

@@ -215,6 +215,17 @@ func TestMappings(t *testing.T) {
 	if len(m) != 1 || closed["a"] != 1 {
 		t.Fatalf("%d kept, closed %v: want one, closed once", len(m), closed)
 	}
+	// Release closes and forgets what nothing points into any more.
+	c := make([]byte, 32)
+	m.Keep(unsafe.Pointer(&c[0]), len(c), closerFunc(func() error { closed["c"]++; return nil }))
+	m.Release(unsafe.Pointer(&c[5]), nil)
+	if len(m) != 1 || !m.Has(unsafe.Pointer(&c[0])) || m.Has(unsafe.Pointer(&a[0])) || closed["a"] != 2 || closed["c"] != 0 {
+		t.Fatalf("after releasing a: %d kept, closed %v", len(m), closed)
+	}
+	m.Release()
+	if len(m) != 0 || closed["c"] != 1 {
+		t.Fatalf("after releasing everything: %d kept, closed %v", len(m), closed)
+	}
 }
 
 type closerFunc func() error

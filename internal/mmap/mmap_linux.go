@@ -43,6 +43,22 @@ func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 	return &Region{b: all[:length:capacity], base: all, fd: fd, off: off}, nil
 }
 
+// Anon maps capacity bytes of zeroed private memory, committed only as
+// written: an array outside the Go heap, which the collector neither scans
+// nor counts towards its goal. Its Bytes have length 0.
+func Anon(capacity int) (*Region, error) {
+	if capacity <= 0 {
+		return nil, fmt.Errorf("mmap: anonymous region of %d bytes", capacity)
+	}
+	total := roundUp(capacity, os.Getpagesize())
+	base, err := unix.MmapPtr(-1, 0, nil, uintptr(total), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, fmt.Errorf("mmap: reserve %d bytes: %w", total, err)
+	}
+	all := unsafe.Slice((*byte)(base), total)
+	return &Region{b: all[:0:capacity], base: all, fd: -1}, nil
+}
+
 func pread(fd int, p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {

@@ -11,6 +11,9 @@ func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 
 func unmap([]byte) error { return nil }
 
+// Anon returns ErrUnsupported: this package maps on Linux only.
+func Anon(capacity int) (*Region, error) { return nil, ErrUnsupported }
+
 // View returns ErrUnsupported: this package maps on Linux only.
 func View(f *os.File, length int) (*Region, error) { return nil, ErrUnsupported }
 

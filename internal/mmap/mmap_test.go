@@ -156,3 +156,39 @@ func TestView(t *testing.T) {
 		t.Fatal("an empty view")
 	}
 }
+
+// TestAnon: an anonymous region is empty with the capacity asked for,
+// zeroed and writable to the end; it has no file to read; a region of
+// nothing is an error.
+func TestAnon(t *testing.T) {
+	r, err := Anon(3*os.Getpagesize() + 5)
+	if runtime.GOOS != "linux" {
+		if !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("Anon = %v, want ErrUnsupported", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Bytes()
+	if len(b) != 0 || cap(b) != 3*os.Getpagesize()+5 {
+		t.Fatalf("len %d cap %d", len(b), cap(b))
+	}
+	b = b[:cap(b)]
+	for i := range b {
+		if b[i] != 0 {
+			t.Fatalf("byte %d is %d", i, b[i])
+		}
+		b[i] = byte(i)
+	}
+	if _, err := r.ReadAt(make([]byte, 1), 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ReadAt of an anonymous region: %v, want ErrClosed", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Anon(0); err == nil {
+		t.Fatal("an empty anonymous region")
+	}
+}

@@ -148,29 +148,26 @@ func (ix *Index) Docs() iter.Seq[uint32] {
 	}
 }
 
-// Bytes estimates the index's memory: on the heap (row tables, scales, and
-// the matrices unless mapped) and mapped from its snapshot (the matrices'
-// rows, resident only as far as searches have touched them).
+// Bytes estimates the index's memory: its own (row tables, scales, and the
+// matrices, on the heap or, as far as written, in anonymous memory of their
+// own) and mapped from its snapshot (the matrices' rows, resident only as
+// far as searches have touched them).
 func (ix *Index) Bytes() (heap, mapped int64) {
 	heap = 4*int64(cap(ix.rowDoc)+cap(ix.rowOf)+cap(ix.qscale)+cap(ix.qresid)+cap(ix.fscale)+cap(ix.fresid)+cap(ix.signInv)) + 2*int64(cap(ix.signPop))
-	if ix.maps.Has(unsafe.Pointer(unsafe.SliceData(ix.signs))) {
-		mapped += int64(len(ix.signs))
-	} else {
-		heap += int64(cap(ix.signs))
-	}
-	data := 4 * int64(len(ix.data))
-	if ix.maps.Has(unsafe.Pointer(unsafe.SliceData(ix.data))) {
-		mapped += data
-	} else {
-		heap += 4 * int64(cap(ix.data))
-	}
-	for _, c := range [][]int8{ix.codes, ix.fine} {
-		if ix.maps.Has(unsafe.Pointer(unsafe.SliceData(c))) {
-			mapped += int64(len(c))
-		} else {
-			heap += int64(cap(c))
+	add := func(p unsafe.Pointer, n, c, size int) {
+		switch {
+		case ix.maps.Has(p):
+			mapped += int64(n * size)
+		case ix.anon.Has(p):
+			heap += int64(n * size)
+		default:
+			heap += int64(c * size)
 		}
 	}
+	add(unsafe.Pointer(unsafe.SliceData(ix.signs)), len(ix.signs), cap(ix.signs), 1)
+	add(unsafe.Pointer(unsafe.SliceData(ix.data)), len(ix.data), cap(ix.data), 4)
+	add(unsafe.Pointer(unsafe.SliceData(ix.codes)), len(ix.codes), cap(ix.codes), 1)
+	add(unsafe.Pointer(unsafe.SliceData(ix.fine)), len(ix.fine), cap(ix.fine), 1)
 	return heap, mapped
 }
 

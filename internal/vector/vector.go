@@ -63,8 +63,9 @@ type Index struct {
 	signPop []uint16
 
 	// maps are the snapshot mappings data and codes alias, if they were
-	// loaded mapped (snapshot.go).
-	maps binenc.Mappings
+	// loaded mapped (snapshot.go); anon the anonymous memory Reserve gave
+	// them (offheap.go).
+	maps, anon binenc.Mappings
 	// Where data was mapped from a snapshot, its first fileRows rows also
 	// read from the file without mapping them (file.go), except those
 	// written since (changed): file is nil otherwise, and fileBase is where
@@ -134,6 +135,7 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 	ix.sketchRow(len(ix.rowDoc))
 	ix.rowDoc = append(ix.rowDoc, doc)
 	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
+	ix.releaseAnon()
 	return nil
 }
 
@@ -228,24 +230,32 @@ func normalizeInto(dst, v []float32) bool {
 }
 
 // Reserve makes room for n more vectors, so that loading a known number of
-// rows does not copy the matrix as it grows.
+// rows does not copy the matrix as it grows. Where it can (Linux), the
+// matrices of a large reservation are anonymous memory outside the Go heap
+// (offHeap), with as many rows again of room.
 func (ix *Index) Reserve(n int) {
 	if n <= 0 {
 		return
 	}
 	rows := len(ix.rowDoc) + n
 	if cap(ix.data) < rows*ix.dim {
-		ix.data = append(make([]float32, 0, rows*ix.dim), ix.data...)
-		ix.codes = append(make([]int8, 0, rows*ix.dim), ix.codes...)
+		room := rows // the rows, or as many again off the heap
+		if rows*ix.dim*4 >= offHeapMin {
+			room = 2*rows + 1024
+		}
+		blocks := (room + 31) / 32 * 32
+		ix.data = append(offHeap[float32](ix, room*ix.dim, rows*ix.dim), ix.data...)
+		ix.codes = append(offHeap[int8](ix, room*ix.dim, rows*ix.dim), ix.codes...)
+		ix.fine = append(offHeap[int8](ix, room*ix.dim, rows*ix.dim), ix.fine...)
+		ix.signs = append(offHeap[byte](ix, blocks*signCols(ix.dim), (rows+31)/32*32*signCols(ix.dim)), ix.signs...)
 		ix.qscale = append(make([]float32, 0, rows), ix.qscale...)
 		ix.qresid = append(make([]float32, 0, rows), ix.qresid...)
-		ix.fine = append(make([]int8, 0, rows*ix.dim), ix.fine...)
 		ix.fscale = append(make([]float32, 0, rows), ix.fscale...)
 		ix.fresid = append(make([]float32, 0, rows), ix.fresid...)
-		ix.signs = append(make([]byte, 0, (rows+31)/32*32*signCols(ix.dim)), ix.signs...)
 		ix.signInv = append(make([]float32, 0, (rows+31)/32*32), ix.signInv...)
 		ix.signPop = append(make([]uint16, 0, (rows+31)/32*32), ix.signPop...)
 		ix.rowDoc = append(make([]uint32, 0, rows), ix.rowDoc...)
+		ix.releaseAnon() // an earlier reservation's
 	}
 }
 
@@ -306,6 +316,7 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 	}
 	ix.rowDoc = append(ix.rowDoc, doc)
 	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
+	ix.releaseAnon()
 	return nil
 }
 

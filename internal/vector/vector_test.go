@@ -1,9 +1,11 @@
 package vector
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"math/rand"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -216,5 +218,72 @@ func TestSetRowMatchesSet(t *testing.T) {
 	}
 	if _, err := Prepare(make([]float32, 37)); err == nil {
 		t.Fatal("Prepare accepted a zero vector")
+	}
+}
+
+// TestReserveOffHeap: a reservation of a MiB or more puts the matrices in
+// anonymous memory (on Linux), and the index then holds and finds exactly
+// what one grown on the heap does, through changes, removals and growth
+// past the reserved room onto the heap.
+func TestReserveOffHeap(t *testing.T) {
+	const dim, n = 256, 1200 // 1.2 MB of float32 rows
+	r := rand.New(rand.NewSource(9))
+	a, b := New(dim), New(dim)
+	b.Reserve(n)
+	if got := len(b.anon) > 0; got != (runtime.GOOS == "linux") {
+		t.Fatalf("reserved off the heap: %t on %s", got, runtime.GOOS)
+	}
+	if heap, _ := b.Bytes(); heap > 64<<10 {
+		t.Fatalf("an empty reservation counts %d bytes", heap)
+	}
+	set := func(d uint32) {
+		row, err := Prepare(randVec(r, dim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.SetRow(d, row); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.SetRow(d, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(stage string) {
+		t.Helper()
+		for i := range 20 {
+			q := randVec(r, dim)
+			if x, y := a.Search(q, nil, 10), b.Search(q, nil, 10); !slices.Equal(x, y) {
+				t.Fatalf("%s: reserved %v, heap %v", stage, y, x)
+			}
+			if x, y := a.SearchSketch(q, nil, 10, 40), b.SearchSketch(q, nil, 10, 40); !slices.Equal(x, y) {
+				t.Fatalf("%s: reserved sketch search %v, heap %v", stage, y, x)
+			}
+			if d := uint32(r.Intn(4 * n)); !slices.Equal(a.Vector(d), b.Vector(d)) {
+				t.Fatalf("%s: doc %d's vectors differ (query %d)", stage, d, i)
+			}
+		}
+		if !bytes.Equal(snapshotBytes(t, a), snapshotBytes(t, b)) {
+			t.Fatalf("%s: the snapshots differ", stage)
+		}
+	}
+	for d := range uint32(n) {
+		set(d)
+	}
+	check("loaded")
+	for range 300 {
+		if d := uint32(r.Intn(n)); r.Intn(2) == 0 {
+			a.Remove(d)
+			b.Remove(d)
+		} else {
+			set(d)
+		}
+	}
+	check("changed")
+	for d := uint32(n); d < 4*n; d++ { // past the room of 2n+1024 rows
+		set(d)
+	}
+	check("grown")
+	if _, mapped := b.Bytes(); mapped != 0 || len(b.anon) != 0 {
+		t.Fatalf("grown onto the heap: %d bytes counted mapped, %d anonymous regions still mapped", mapped, len(b.anon))
 	}
 }
