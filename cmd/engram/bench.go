@@ -62,7 +62,7 @@ The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd.Context(), f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.sizes, "sizes", "10k,100k", "store sizes, comma-separated, with optional k or m suffix (1m needs ~10 GB of RAM)")
+	fl.StringVar(&f.sizes, "sizes", "10k,100k", "store sizes, comma-separated, with optional k or m suffix (1m needs ~6 GB of RAM)")
 	fl.IntVar(&f.annMin, "ann-min", 0, "vectors from which the vector leg keeps an ANN graph (0: the engine's default, -1: never)")
 	fl.IntVar(&f.dim, "dim", synth.DefaultDim, "vector dimension")
 	fl.IntVar(&f.queries, "queries", 200, "queries timed per mode and size")
