@@ -40,13 +40,22 @@ var (
 	prefetchAhead = 8
 )
 
+// maxAbs is the largest |x| of finite v (0 for none), by comparison rather
+// than the builtin max (see fineInto).
+func maxAbs(v []float32) float32 {
+	var m float32
+	for _, x := range v {
+		if a := float32(math.Abs(float64(x))); a > m {
+			m = a
+		}
+	}
+	return m
+}
+
 // quantizeInto writes v's int8 codes into c and returns the scale and an
 // upper bound on the residual norm ‖v − scale·c‖.
 func quantizeInto(c []int8, v []float32) (scale, resid float32) {
-	var m float32
-	for _, x := range v {
-		m = max(m, float32(math.Abs(float64(x))))
-	}
+	m := maxAbs(v)
 	if m == 0 {
 		clear(c)
 		return 0, 0
@@ -68,7 +77,12 @@ func quantizeInto(c []int8, v []float32) (scale, resid float32) {
 func fineInto(f []int8, v []float32, c []int8, scale float32) (fscale, fresid float32) {
 	var m float64
 	for i, x := range v {
-		m = max(m, math.Abs(float64(x)-float64(scale)*float64(c[i])))
+		// A comparison, not the builtin max, whose NaN and signed-zero
+		// rules chain every step on the last (half of this function's
+		// time); the rows are finite.
+		if a := math.Abs(float64(x) - float64(scale)*float64(c[i])); a > m {
+			m = a
+		}
 	}
 	if m == 0 {
 		clear(f)

@@ -68,6 +68,28 @@ func TestQuantizeBound(t *testing.T) {
 			if math.Sqrt(ss) > float64(resid) {
 				t.Fatalf("residual %g above bound %g", math.Sqrt(ss), resid)
 			}
+			// The residual's codes: in range, the largest at full scale
+			// (the scales come from the largest magnitude), and within
+			// their own bound.
+			fine := make([]int8, len(c.v))
+			fscale, fresid := fineInto(fine, c.v, codes, scale)
+			var ss2 float64
+			full := [2]bool{}
+			for i, x := range c.v {
+				if codes[i] < -127 || fine[i] < -127 {
+					t.Fatalf("codes %d, %d out of range", codes[i], fine[i])
+				}
+				full[0] = full[0] || codes[i] == 127 || codes[i] == -127
+				full[1] = full[1] || fine[i] == 127 || fine[i] == -127
+				e := float64(x) - float64(scale)*float64(codes[i]) - float64(fscale)*float64(fine[i])
+				ss2 += e * e
+			}
+			if math.Sqrt(ss2) > float64(fresid) || fresid > resid {
+				t.Fatalf("refined residual %g, bound %g (first %g)", math.Sqrt(ss2), fresid, resid)
+			}
+			if full[0] != (scale != 0) || full[1] != (fscale != 0) {
+				t.Fatalf("no code at ±127 with scales %g, %g", scale, fscale)
+			}
 		})
 	}
 }
@@ -168,4 +190,15 @@ func FuzzSearchScreened(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkQuantize is a row's two int8 code vectors (quantizeInto, then
+// fineInto on what is left), the part of Prepare besides the sketch.
+func BenchmarkQuantize(b *testing.B) {
+	v, _ := Normalize(benchQuery(512))
+	c, f := make([]int8, 512), make([]int8, 512)
+	for b.Loop() {
+		scale, _ := quantizeInto(c, v)
+		fineInto(f, v, c, scale)
+	}
 }
