@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrUnsupported is returned by Map on systems where this package does not map.
@@ -33,10 +34,10 @@ var ErrUnsupported = errors.New("mmap: not supported on this system")
 // Region is a mapped range. Its bytes stay valid until Close, which the
 // owner calls only once nothing uses them any more.
 type Region struct {
-	mu     sync.RWMutex // guards b, base and fd
+	mu     sync.RWMutex // guards b, base and file
 	b      []byte       // the caller's view: len the file bytes, cap the capacity
 	base   []byte       // the whole mapping, page-rounded, for Close
-	fd     int          // a duplicate of the file's descriptor for ReadAt; -1: none
+	file   *sharedFD    // the file's descriptor for ReadAt; nil: none
 	off    int64        // the file offset of b[0]
 	closed bool
 }
@@ -48,7 +49,7 @@ func (r *Region) ReadAt(p []byte, off int64) (int, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	switch {
-	case r.closed || r.fd < 0:
+	case r.closed || r.file == nil:
 		return 0, ErrClosed
 	case off < 0 || off > int64(len(r.b)):
 		return 0, fmt.Errorf("mmap: read at %d of a %d-byte region", off, len(r.b))
@@ -57,7 +58,7 @@ func (r *Region) ReadAt(p []byte, off int64) (int, error) {
 	if left := int64(len(r.b)) - off; int64(want) > left {
 		p = p[:left]
 	}
-	n, err := pread(r.fd, p, r.off+off)
+	n, err := pread(r.file.fd, p, r.off+off)
 	if err == nil && n < want {
 		err = io.EOF
 	}
@@ -87,9 +88,9 @@ func (r *Region) Close() error {
 	b := r.base
 	r.b, r.base = nil, nil
 	err := unmap(b)
-	if r.fd >= 0 {
-		err = errors.Join(err, closeFD(r.fd))
-		r.fd = -1
+	if r.file != nil {
+		err = errors.Join(err, r.file.release())
+		r.file = nil
 	}
 	return err
 }
@@ -98,12 +99,75 @@ func (r *Region) Close() error {
 func roundUp(n, page int) int { return (n + page - 1) &^ (page - 1) }
 
 // Mapper returns a function that maps ranges of f, for binenc.Reader.SetMapper.
+// Its regions share one duplicate of f's descriptor, closed with the last
+// of them, so that a snapshot's arrays hold one descriptor, not one each.
 func Mapper(f *os.File) func(off int64, length, capacity int) ([]byte, io.Closer, error) {
+	var shared *sharedFD
+	var mu sync.Mutex
 	return func(off int64, length, capacity int) ([]byte, io.Closer, error) {
-		r, err := Map(f, off, length, capacity)
+		mu.Lock()
+		defer mu.Unlock()
+		if !shared.acquire() {
+			fd, err := dupFD(f)
+			if err != nil {
+				return nil, nil, err
+			}
+			shared = &sharedFD{fd: fd}
+			shared.refs.Store(1)
+		}
+		r, err := mapFile(f, off, length, capacity, shared)
 		if err != nil {
+			_ = shared.release()
 			return nil, nil, err
 		}
 		return r.Bytes(), r, nil
 	}
+}
+
+// Map maps length bytes of f from offset off, which must be a multiple of
+// the page size, followed by zeroed memory up to capacity bytes in all (at
+// least length). The bytes from off to off+length must lie inside the file.
+// The mapping outlives f: the caller may close the file afterwards (the
+// region keeps a duplicate descriptor for ReadAt).
+func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
+	fd, err := dupFD(f)
+	if err != nil {
+		return nil, err
+	}
+	s := &sharedFD{fd: fd}
+	s.refs.Store(1)
+	r, err := mapFile(f, off, length, capacity, s)
+	if err != nil {
+		_ = s.release()
+	}
+	return r, err
+}
+
+// sharedFD is a duplicate descriptor of a file, shared by the regions
+// mapped from it and closed when the last of them is.
+type sharedFD struct {
+	fd   int
+	refs atomic.Int32
+}
+
+// acquire takes a reference, unless s is nil or already closed.
+func (s *sharedFD) acquire() bool {
+	for s != nil {
+		n := s.refs.Load()
+		if n == 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// release drops a reference, closing the descriptor with the last.
+func (s *sharedFD) release() error {
+	if s.refs.Add(-1) == 0 {
+		return closeFD(s.fd)
+	}
+	return nil
 }

@@ -8,12 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Map maps length bytes of f from offset off, which must be a multiple of the
-// page size, followed by zeroed memory up to capacity bytes in all (at least
-// length). The bytes from off to off+length must lie inside the file. The
-// mapping outlives f: the caller may close the file afterwards (the region
-// keeps a duplicate descriptor for ReadAt).
-func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
+// mapFile is Map with the region's descriptor given (one reference of it
+// the region's from now on, released if the mapping fails).
+func mapFile(f *os.File, off int64, length, capacity int, file *sharedFD) (*Region, error) {
 	page := os.Getpagesize()
 	switch {
 	case off < 0 || off%int64(page) != 0:
@@ -35,12 +32,16 @@ func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 			return nil, fmt.Errorf("mmap: map %d bytes of %s at %d: %w", length, f.Name(), off, err)
 		}
 	}
+	return &Region{b: all[:length:capacity], base: all, file: file, off: off}, nil
+}
+
+// dupFD duplicates f's descriptor (close-on-exec), for ReadAt after f is closed.
+func dupFD(f *os.File) (int, error) {
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		_ = unix.MunmapPtr(base, uintptr(total))
-		return nil, fmt.Errorf("mmap: duplicate the descriptor of %s: %w", f.Name(), err)
+		return -1, fmt.Errorf("mmap: duplicate the descriptor of %s: %w", f.Name(), err)
 	}
-	return &Region{b: all[:length:capacity], base: all, fd: fd, off: off}, nil
+	return fd, nil
 }
 
 // Anon maps capacity bytes of zeroed private memory, committed only as
@@ -56,7 +57,7 @@ func Anon(capacity int) (*Region, error) {
 		return nil, fmt.Errorf("mmap: reserve %d bytes: %w", total, err)
 	}
 	all := unsafe.Slice((*byte)(base), total)
-	return &Region{b: all[:0:capacity], base: all, fd: -1}, nil
+	return &Region{b: all[:0:capacity], base: all}, nil
 }
 
 func pread(fd int, p []byte, off int64) (int, error) {
@@ -102,5 +103,5 @@ func View(f *os.File, length int) (*Region, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mmap: view %d bytes of %s: %w", length, f.Name(), err)
 	}
-	return &Region{b: b, base: b, fd: -1}, nil
+	return &Region{b: b, base: b}, nil
 }

@@ -4,10 +4,11 @@ package mmap
 
 import "os"
 
-// Map returns ErrUnsupported: this package maps on Linux only.
-func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
-	return nil, ErrUnsupported
-}
+// mapFile returns ErrUnsupported: this package maps on Linux only.
+func mapFile(*os.File, int64, int, int, *sharedFD) (*Region, error) { return nil, ErrUnsupported }
+
+// dupFD returns ErrUnsupported: nothing maps here to need it.
+func dupFD(*os.File) (int, error) { return -1, ErrUnsupported }
 
 func unmap([]byte) error { return nil }
 

@@ -192,3 +192,62 @@ func TestAnon(t *testing.T) {
 		t.Fatal("an empty anonymous region")
 	}
 }
+
+// TestMapperSharesDescriptor: a Mapper's regions hold one duplicate of the
+// file's descriptor between them, closed with the last region; a region
+// mapped after that takes a new one.
+func TestMapperSharesDescriptor(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("maps on Linux only")
+	}
+	page := os.Getpagesize()
+	data := make([]byte, 4*page)
+	for i := range data {
+		data[i] = byte(i / page)
+	}
+	_, f := tempFile(t, data)
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	before := fds()
+	m := Mapper(f)
+	var regions []io.Closer
+	for i := range 3 {
+		b, c, err := m(int64(i*page), page, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[0] != byte(i) {
+			t.Fatalf("region %d starts with %d", i, b[0])
+		}
+		regions = append(regions, c)
+	}
+	if got := fds(); got != before+1 {
+		t.Fatalf("%d descriptors open for three regions, want %d", got, before+1)
+	}
+	for i, c := range regions[:2] {
+		if err := c.Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+	}
+	checkReadAt(t, regions[2].(*Region), data[2*page:3*page])
+	if err := regions[2].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fds(); got != before {
+		t.Fatalf("%d descriptors open after closing every region, want %d", got, before)
+	}
+	b, c, err := m(int64(3*page), page, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReadAt(t, c.(*Region), data[3*page:])
+	if b[0] != 3 || fds() != before+1 {
+		t.Fatalf("a region after the last closed: byte %d, %d descriptors", b[0], fds())
+	}
+	c.Close()
+}
