@@ -119,7 +119,8 @@ func (ix *Index) Reserve(model string, dim, n int) {
 // dimension only.
 func (ix *Index) Put(m *memory.Memory) { ix.PutAnalyzed(ix.Analyze(m)) }
 
-// PutAnalyzed is Put for a memory already analyzed.
+// PutAnalyzed is Put for a memory already analyzed; a is spent (its row
+// goes back for another Analyze).
 func (ix *Index) PutAnalyzed(a Analyzed) {
 	m := a.m
 	key := m.Key()
@@ -144,6 +145,7 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 		}
 		m.Embedding = ix.embeddingOf(e.Model, e.Dim)
 	}
+	vector.Recycle(a.row) // copied into the vector index, or not wanted
 	m.Scope = ix.internScope(m.Scope)
 	post(ix.types, m.Type, doc)
 	post(ix.scenes, m.Scene, doc)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/engram-memory/engram/internal/binenc"
 )
@@ -262,31 +263,54 @@ func (ix *Index) Reserve(n int) {
 // Row is a vector made ready for the index: normalised, quantised and
 // sketched. Making rows is the costly part of Set and needs no lock, so
 // loaders make them on several goroutines and insert them with SetRow under
-// the write lock.
+// the write lock, then hand them back with Recycle.
 type Row struct {
 	unit           []float32
 	codes, fine    []int8
 	scale, resid   float32
 	fscale, fresid float32
-	signs          []byte // signInto's layout; nil without sketches
+	signs          []byte // signInto's layout; empty without sketches
 	signInv        float32
 	signPop        uint16
+	scratch        []float32 // signInto's
 }
+
+// rows holds Rows handed back, for Prepare to fill again: a rebuild makes
+// one a memory, 5 KB at 512-d that SetRow copies and drops.
+var rows sync.Pool
 
 // Prepare normalises, quantises and sketches v. It fails like Set on NaN,
 // Inf or a zero vector.
 func Prepare(v []float32) (*Row, error) {
-	r := &Row{unit: make([]float32, len(v)), codes: make([]int8, len(v)), fine: make([]int8, len(v))}
+	n, cols, scratch := len(v), signCols(len(v)), 0
+	if cols > 0 {
+		scratch = signDim(n)
+	}
+	r, _ := rows.Get().(*Row)
+	if r == nil || cap(r.unit) < n || cap(r.signs) < cols || cap(r.scratch) < scratch {
+		r = &Row{unit: make([]float32, n), codes: make([]int8, n), fine: make([]int8, n),
+			signs: make([]byte, cols), scratch: make([]float32, scratch)}
+	}
+	r.unit, r.codes, r.fine = r.unit[:n], r.codes[:n], r.fine[:n]
+	r.signs, r.scratch, r.signInv, r.signPop = r.signs[:cols], r.scratch[:scratch], 0, 0
 	if !normalizeInto(r.unit, v) {
+		Recycle(r)
 		return nil, ErrInvalid
 	}
 	r.scale, r.resid = quantizeInto(r.codes, r.unit)
 	r.fscale, r.fresid = fineInto(r.fine, r.unit, r.codes, r.scale)
-	if cols := signCols(len(v)); cols > 0 {
-		r.signs = make([]byte, cols)
-		r.signInv, r.signPop = signInto(r.signs, r.unit, make([]float32, signDim(len(v))))
+	if cols > 0 {
+		r.signInv, r.signPop = signInto(r.signs, r.unit, r.scratch)
 	}
 	return r, nil
+}
+
+// Recycle hands r back for a later Prepare to fill; r (nil: nothing) must
+// not be used again.
+func Recycle(r *Row) {
+	if r != nil {
+		rows.Put(r)
+	}
 }
 
 // SetRow stores a prepared row for doc, as Set would store the vector it came from.
@@ -306,7 +330,7 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 	ix.fine = append(ix.fine, r.fine...)
 	ix.fscale = append(ix.fscale, r.fscale)
 	ix.fresid = append(ix.fresid, r.fresid)
-	if r.signs != nil {
+	if len(r.signs) > 0 {
 		row := len(ix.rowDoc)
 		ix.growSigns(row)
 		ix.putSign(row, r.signs, r.signInv, r.signPop)

@@ -287,3 +287,34 @@ func TestReserveOffHeap(t *testing.T) {
 		t.Fatalf("grown onto the heap: %d bytes counted mapped, %d anonymous regions still mapped", mapped, len(b.anon))
 	}
 }
+
+// TestPrepareRecycled: rows filled again after Recycle, whatever dimension
+// they last held (sketched or not), hold exactly what fresh arrays do.
+func TestPrepareRecycled(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	dims := []int{12, 37, 256, 5000} // 5000: over signMaxDim, no sketch
+	for i := range 300 {
+		dim := dims[r.Intn(len(dims))]
+		v := randVec(r, dim)
+		got, err := Prepare(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &Row{unit: make([]float32, dim), codes: make([]int8, dim), fine: make([]int8, dim), signs: make([]byte, signCols(dim))}
+		normalizeInto(want.unit, v)
+		want.scale, want.resid = quantizeInto(want.codes, want.unit)
+		want.fscale, want.fresid = fineInto(want.fine, want.unit, want.codes, want.scale)
+		if len(want.signs) > 0 {
+			want.signInv, want.signPop = signInto(want.signs, want.unit, make([]float32, signDim(dim)))
+		}
+		if !slices.Equal(got.unit, want.unit) || !slices.Equal(got.codes, want.codes) || !slices.Equal(got.fine, want.fine) ||
+			!slices.Equal(got.signs, want.signs) || got.scale != want.scale || got.resid != want.resid ||
+			got.fscale != want.fscale || got.fresid != want.fresid || got.signInv != want.signInv || got.signPop != want.signPop {
+			t.Fatalf("round %d, dim %d: the prepared row differs from a fresh one", i, dim)
+		}
+		Recycle(got)
+	}
+	if _, err := Prepare(make([]float32, 8)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("zero vector: %v, want ErrInvalid", err)
+	}
+}
