@@ -8,8 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile is Map with the region's descriptor given (one reference of it
-// the region's from now on, released if the mapping fails).
+// mapFile is Map with the region's descriptor given: the caller's
+// reference to it becomes the region's, or stays the caller's to release
+// when mapping fails.
 func mapFile(f *os.File, off int64, length, capacity int, file *sharedFD) (*Region, error) {
 	page := os.Getpagesize()
 	switch {
