@@ -28,8 +28,10 @@ func QueryCodes(qn []float32) ([]int16, float32) {
 
 // Code returns doc's int8 codes and their scale (its unit vector ≈
 // scale·codes), or false when doc has no vector. The slice aliases the
-// index: read it only, and only until the next Set or Remove and while the
-// index is reachable, as Vector's.
+// index: read it only, and only until the next Set or Remove (which may
+// move the codes and unmap where they were) and while the index is
+// reachable (a snapshot's mapped codes are unmapped once it is not); copy
+// what you keep.
 func (ix *Index) Code(doc uint32) ([]int8, float32, bool) {
 	r, ok := ix.row(doc)
 	if !ok {
