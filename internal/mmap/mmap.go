@@ -108,12 +108,11 @@ func Mapper(f *os.File) func(off int64, length, capacity int) ([]byte, io.Closer
 		mu.Lock()
 		defer mu.Unlock()
 		if !shared.acquire() {
-			fd, err := dupFD(f)
+			s, err := newSharedFD(f)
 			if err != nil {
 				return nil, nil, err
 			}
-			shared = &sharedFD{fd: fd}
-			shared.refs.Store(1)
+			shared = s
 		}
 		r, err := mapFile(f, off, length, capacity, shared)
 		if err != nil {
@@ -130,12 +129,10 @@ func Mapper(f *os.File) func(off int64, length, capacity int) ([]byte, io.Closer
 // The mapping outlives f: the caller may close the file afterwards (the
 // region keeps a duplicate descriptor for ReadAt).
 func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
-	fd, err := dupFD(f)
+	s, err := newSharedFD(f)
 	if err != nil {
 		return nil, err
 	}
-	s := &sharedFD{fd: fd}
-	s.refs.Store(1)
 	r, err := mapFile(f, off, length, capacity, s)
 	if err != nil {
 		_ = s.release()
@@ -148,6 +145,17 @@ func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 type sharedFD struct {
 	fd   int
 	refs atomic.Int32
+}
+
+// newSharedFD duplicates f's descriptor, with one reference: the caller's.
+func newSharedFD(f *os.File) (*sharedFD, error) {
+	fd, err := dupFD(f)
+	if err != nil {
+		return nil, err
+	}
+	s := &sharedFD{fd: fd}
+	s.refs.Store(1)
+	return s, nil
 }
 
 // acquire takes a reference, unless s is nil or already closed.

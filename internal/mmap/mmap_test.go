@@ -128,16 +128,26 @@ func checkReadAt(t *testing.T, r *Region, want []byte) {
 	}
 }
 
+// unsupported reports whether this system does not map, after checking
+// that call said so with ErrUnsupported.
+func unsupported(t *testing.T, call string, err error) bool {
+	t.Helper()
+	if runtime.GOOS == "linux" {
+		return false
+	}
+	if !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("%s = %v, want ErrUnsupported", call, err)
+	}
+	return true
+}
+
 // TestView maps a whole file read-only: the bytes are the file's, Close
 // unmaps them (twice is a no-op), and an empty view is an error.
 func TestView(t *testing.T) {
 	data := bytes.Repeat([]byte("engram view "), 1000)
 	_, f := tempFile(t, data)
 	v, err := View(f, len(data))
-	if runtime.GOOS != "linux" {
-		if !errors.Is(err, ErrUnsupported) {
-			t.Fatalf("View = %v, want ErrUnsupported", err)
-		}
+	if unsupported(t, "View", err) {
 		return
 	}
 	if err != nil {
@@ -162,10 +172,7 @@ func TestView(t *testing.T) {
 // nothing is an error.
 func TestAnon(t *testing.T) {
 	r, err := Anon(3*os.Getpagesize() + 5)
-	if runtime.GOOS != "linux" {
-		if !errors.Is(err, ErrUnsupported) {
-			t.Fatalf("Anon = %v, want ErrUnsupported", err)
-		}
+	if unsupported(t, "Anon", err) {
 		return
 	}
 	if err != nil {
