@@ -13,6 +13,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"unsafe"
 )
 
@@ -203,22 +204,29 @@ func (m Mappings) Has(p unsafe.Pointer) bool {
 
 // Release unmaps and forgets every array that none of inUse points into:
 // arrays their owner has moved off (under its exclusive lock, so that no
-// reader still holds a slice of them). Closing one twice is harmless to
-// the Closers this package is given.
+// reader still holds a slice of them). The kept ones go to a new slice, so
+// that a copy handed to runtime.AddCleanup (for Close) still lists every
+// array: closing one twice is harmless to the Closers this package is given.
 func (m *Mappings) Release(inUse ...unsafe.Pointer) {
-	kept := (*m)[:0]
-	for _, a := range *m {
-		used := false
+	used := func(a mapping) bool {
 		for _, p := range inUse {
-			used = used || p != nil && uintptr(p) >= a.lo && uintptr(p) < a.hi
+			if p != nil && uintptr(p) >= a.lo && uintptr(p) < a.hi {
+				return true
+			}
 		}
-		if used {
+		return false
+	}
+	if !slices.ContainsFunc(*m, func(a mapping) bool { return !used(a) }) {
+		return // the common case, after every write: nothing moved
+	}
+	var kept Mappings
+	for _, a := range *m {
+		if used(a) {
 			kept = append(kept, a)
 		} else {
 			_ = a.c.Close()
 		}
 	}
-	clear((*m)[len(kept):])
 	*m = kept
 }
 

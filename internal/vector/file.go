@@ -10,7 +10,8 @@ package vector
 // memory of RSS in engram bench were mapped file pages). Read with pread
 // into the caller's buffer, a row costs a system call and leaves the
 // page cache to the kernel. Rows written since the load (Set, Remove's
-// move, rows added) are read from memory, where the writes are.
+// move, rows added) are read from memory, where the writes are; Remove
+// reads the row it moves from the file too.
 
 import (
 	"unsafe"
@@ -29,10 +30,15 @@ func (ix *Index) change(r int) {
 	ix.changed[r/64] |= 1 << (r % 64)
 }
 
+// fileCurrent reports whether data is still the matrix the file holds
+// (mapped from it, not moved onto the heap since).
+func (ix *Index) fileCurrent() bool {
+	return ix.file != nil && unsafe.SliceData(ix.data) == ix.fileBase
+}
+
 // fromFile reports whether row r is read from the file.
 func (ix *Index) fromFile(r int) bool {
-	return ix.file != nil && r < ix.fileRows && unsafe.SliceData(ix.data) == ix.fileBase &&
-		(ix.changed == nil || ix.changed[r/64]&(1<<(r%64)) == 0)
+	return r < ix.fileRows && ix.fileCurrent() && (ix.changed == nil || ix.changed[r/64]&(1<<(r%64)) == 0)
 }
 
 // rowF32 returns row r's float32 values: buf (len dim) filled from the file
@@ -48,12 +54,20 @@ func (ix *Index) rowF32(r int, buf []float32) []float32 {
 	return ix.data[r*ix.dim : (r+1)*ix.dim : (r+1)*ix.dim]
 }
 
+// readRow copies row r's float32 values into dst (len dim), from the file
+// when the row is read from it.
+func (ix *Index) readRow(dst []float32, r int) {
+	if src := ix.rowF32(r, dst); &src[0] != &dst[0] {
+		copy(dst, src)
+	}
+}
+
 // writeData writes the float32 matrix as WriteSnapshot's mappable array:
 // rows read from the file are copied through a buffer a run at a time,
 // without mapping them.
 func (ix *Index) writeData(w *binenc.Writer) {
 	rows := len(ix.rowDoc)
-	if rows == 0 || ix.file == nil || unsafe.SliceData(ix.data) != ix.fileBase {
+	if rows == 0 || !ix.fileCurrent() {
 		w.Mappable(bytesOf(ix.data))
 		return
 	}

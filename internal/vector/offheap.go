@@ -11,7 +11,8 @@ package vector
 // store without its snapshot, GODEBUG=gctrace=1). In anonymous memory of
 // their own the matrices cost what is written, and the goal follows the
 // memories, postings and maps alone. An array grown past its room moves to
-// the heap, and its anonymous memory is unmapped then (releaseAnon).
+// the heap, and its anonymous memory (or a snapshot's mapping) is unmapped
+// then (releaseMoved).
 
 import (
 	"runtime"
@@ -44,13 +45,16 @@ func offHeap[T float32 | int8 | byte](ix *Index, capacity, need int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), capacity)[:0]
 }
 
-// releaseAnon unmaps the anonymous matrices the index has moved off (an
-// array grown past its room onto the heap); the caller holds the write
-// lock, so no search still reads them.
-func (ix *Index) releaseAnon() {
-	if len(ix.anon) == 0 {
+// releaseMoved unmaps the matrices' mappings, a snapshot's or anonymous,
+// that no matrix is in any more (an array grown past its room onto the
+// heap, or reserved anew); the caller holds the write lock, so no search
+// still reads them.
+func (ix *Index) releaseMoved() {
+	if len(ix.maps) == 0 && len(ix.anon) == 0 {
 		return
 	}
-	ix.anon.Release(unsafe.Pointer(unsafe.SliceData(ix.data)), unsafe.Pointer(unsafe.SliceData(ix.codes)),
-		unsafe.Pointer(unsafe.SliceData(ix.fine)), unsafe.Pointer(unsafe.SliceData(ix.signs)))
+	inUse := []unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(ix.data)), unsafe.Pointer(unsafe.SliceData(ix.codes)),
+		unsafe.Pointer(unsafe.SliceData(ix.fine)), unsafe.Pointer(unsafe.SliceData(ix.signs))}
+	ix.maps.Release(inUse...)
+	ix.anon.Release(inUse...)
 }

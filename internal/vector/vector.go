@@ -136,7 +136,7 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 	ix.sketchRow(len(ix.rowDoc))
 	ix.rowDoc = append(ix.rowDoc, doc)
 	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
-	ix.releaseAnon()
+	ix.releaseMoved()
 	return nil
 }
 
@@ -151,7 +151,7 @@ func (ix *Index) Remove(doc uint32) {
 	ix.moveSign(r, last) // clears the last row's sketch (r == last: its own)
 	if r != last {
 		ix.change(r)
-		copy(ix.data[r*ix.dim:(r+1)*ix.dim], ix.data[last*ix.dim:(last+1)*ix.dim])
+		ix.readRow(ix.data[r*ix.dim:(r+1)*ix.dim], last)
 		copy(ix.codes[r*ix.dim:(r+1)*ix.dim], ix.codes[last*ix.dim:(last+1)*ix.dim])
 		copy(ix.fine[r*ix.dim:(r+1)*ix.dim], ix.fine[last*ix.dim:(last+1)*ix.dim])
 		ix.qscale[r], ix.qresid[r] = ix.qscale[last], ix.qresid[last]
@@ -183,9 +183,7 @@ func (ix *Index) Vector(doc uint32) []float32 {
 		return nil
 	}
 	v := make([]float32, ix.dim)
-	if w := ix.rowF32(r, v); &w[0] != &v[0] {
-		copy(v, w)
-	}
+	ix.readRow(v, r)
 	return v
 }
 
@@ -256,7 +254,7 @@ func (ix *Index) Reserve(n int) {
 		ix.signInv = append(make([]float32, 0, (rows+31)/32*32), ix.signInv...)
 		ix.signPop = append(make([]uint16, 0, (rows+31)/32*32), ix.signPop...)
 		ix.rowDoc = append(make([]uint32, 0, rows), ix.rowDoc...)
-		ix.releaseAnon() // an earlier reservation's
+		ix.releaseMoved() // what the arrays were in before
 	}
 }
 
@@ -275,9 +273,9 @@ type Row struct {
 	scratch        []float32 // signInto's
 }
 
-// rows holds Rows handed back, for Prepare to fill again: a rebuild makes
-// one a memory, 5 KB at 512-d that SetRow copies and drops.
-var rows sync.Pool
+// rowPool holds Rows handed back, for Prepare to fill again: a rebuild
+// makes one a memory, 7 KB at 512-d that SetRow copies and drops.
+var rowPool sync.Pool
 
 // Prepare normalises, quantises and sketches v. It fails like Set on NaN,
 // Inf or a zero vector.
@@ -286,7 +284,7 @@ func Prepare(v []float32) (*Row, error) {
 	if cols > 0 {
 		scratch = signDim(n)
 	}
-	r, _ := rows.Get().(*Row)
+	r, _ := rowPool.Get().(*Row)
 	if r == nil || cap(r.unit) < n || cap(r.signs) < cols || cap(r.scratch) < scratch {
 		r = &Row{unit: make([]float32, n), codes: make([]int8, n), fine: make([]int8, n),
 			signs: make([]byte, cols), scratch: make([]float32, scratch)}
@@ -309,7 +307,7 @@ func Prepare(v []float32) (*Row, error) {
 // not be used again.
 func Recycle(r *Row) {
 	if r != nil {
-		rows.Put(r)
+		rowPool.Put(r)
 	}
 }
 
@@ -340,7 +338,7 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 	}
 	ix.rowDoc = append(ix.rowDoc, doc)
 	ix.rowOf[doc] = int32(len(ix.rowDoc)) // row+1
-	ix.releaseAnon()
+	ix.releaseMoved()
 	return nil
 }
 
