@@ -17,11 +17,18 @@ const (
 	DefaultBriefBudget  = 2000 // characters
 	DefaultInjectBudget = 1500 // characters
 	DefaultInjectLimit  = 5
+	// DefaultInjectNeighbours is how many turns before and after a memory of
+	// an episode inject shows with it: the answer with its question.
+	DefaultInjectNeighbours = 1
 	// DefaultInjectRelevance is the built-in model's relevance bar, kept for
 	// callers that named it: the bar is the embedding model's
 	// (ModelDefault.Relevance, KeywordRelevance for a keyword-only search).
 	DefaultInjectRelevance = 0.165
 )
+
+// briefNeighboursMax is how many of a briefing's candidates get their
+// neighbours looked up: more than any budget shows.
+const briefNeighboursMax = 64
 
 // briefPool is how many memories of each kind (favorite, used, recent) a
 // briefing considers: far more than a character budget holds.
@@ -56,6 +63,9 @@ type BriefOptions struct {
 	// shows what is favored, used or recent, not what is relevant to anything,
 	// and counting it would make "most used" mean "was briefed").
 	NoRecord bool
+	// Neighbours shows each memory of an episode with up to this many turns
+	// before and after it (0 or negative: none).
+	Neighbours int
 }
 
 // BriefItem is one memory in a briefing and why it is there.
@@ -84,6 +94,12 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	if opt.Budget < 0 || opt.Limit < 0 {
 		return nil, fmt.Errorf("%w: budget and limit must not be negative", ErrInvalid)
 	}
+	if opt.Neighbours > memory.MaxNeighbours {
+		return nil, fmt.Errorf("%w: neighbours %d must be at most %d", ErrInvalid, opt.Neighbours, memory.MaxNeighbours)
+	}
+	opt.Neighbours = max(opt.Neighbours, 0) // negative: none, as for inject
+	// A briefing says what is true now: superseded memories stay out.
+	opt.Filter.Current = opt.Filter.AsOf == nil
 	if err := opt.Filter.Validate(); err != nil {
 		return nil, err
 	}
@@ -157,6 +173,9 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 			}
 		}
 	}
+	if err := v.attachNeighbours(ctx, cands[:min(len(cands), briefNeighboursMax)], opt.Neighbours); err != nil {
+		return nil, err
+	}
 	kept, text := format.FitContext(cands, format.ContextOptions{Budget: opt.Budget, Limit: opt.Limit, NoCount: true})
 	b := &Brief{Items: make([]BriefItem, len(kept)), Text: text}
 	at := 0
@@ -178,6 +197,9 @@ type InjectOptions struct {
 	// (Response.RelevanceBar).
 	MinRelevance *float64
 	NoRecord     bool
+	// Neighbours shows each memory of an episode with up to this many turns
+	// before and after it: 0 means DefaultInjectNeighbours, negative none.
+	Neighbours int
 }
 
 // Injection is what inject returns: only memories that clear the bar,
@@ -210,7 +232,13 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 	if opt.Limit == 0 {
 		opt.Limit = DefaultInjectLimit
 	}
-	q := Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, ModelBar: true, NoRecord: true}
+	switch {
+	case opt.Neighbours == 0:
+		opt.Neighbours = DefaultInjectNeighbours
+	case opt.Neighbours < 0:
+		opt.Neighbours = 0
+	}
+	q := Query{Query: prompt, Limit: opt.Limit, Filter: opt.Filter, ModelBar: true, NoRecord: true, Neighbours: opt.Neighbours}
 	if opt.MinRelevance != nil {
 		q.MinRelevance, q.ModelBar = *opt.MinRelevance, false
 	}

@@ -147,7 +147,7 @@ func (v view) Import(ctx context.Context, r io.Reader, opt ImportOptions) (Impor
 	if len(mems) == 0 {
 		return res, nil
 	}
-	res.AddResult, err = v.add(ctx, mems, opt.Progress)
+	res.AddResult, err = v.add(ctx, mems, opt.Progress, false)
 	return res, err
 }
 

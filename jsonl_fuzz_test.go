@@ -25,6 +25,10 @@ func FuzzParseJSONL(f *testing.F) {
 		`{"text":"a","created_at":"0001-01-01T00:00:00Z"}`, `{"text":"a","created_at":"2500-01-01T00:00:00Z"}`,
 		`{"text":"a","uses":9223372036854775807}`, `{"text":"a","demand":1e308,"demand_at":"2026-01-01T00:00:00Z"}`,
 		`{"text":"a","embedding":{"model":"m","dim":2,"vector":[0,0]}}`,
+		`{"text":"a","episode":"chat 7","seq":3,"speaker":"Caroline","occurred_at":"2023-05-08T13:56:00Z"}`,
+		`{"text":"a","seq":3}`, `{"text":"a","episode":" chat"}`, `{"text":"a","episode":"c","seq":-1}`,
+		`{"text":"a","occurred_at":"0001-01-01T00:00:00Z"}`, `{"id":"x","text":"a","supersedes":"x"}`,
+		`{"text":"a","supersedes":"old id"}`, `{"text":"a","episode":"c","seq":9007199254740993}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)

@@ -20,10 +20,13 @@ const (
 	OrderUpdated = "-updated_at"
 	OrderUsed    = "-uses"
 	OrderID      = "id"
+	// OrderSeq lists an episode in its order (with Filter.Episode).
+	OrderSeq = "seq"
 )
 
 // ListOrders are the orders List accepts.
-var ListOrders = []string{"-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id"}
+var ListOrders = []string{"-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id",
+	"seq", "-seq", "occurred_at", "-occurred_at"}
 
 // Listing bounds.
 const (
@@ -68,7 +71,7 @@ func (v view) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 	if err := v.narrow(&opt.Filter); err != nil {
 		return nil, err
 	}
-	if err := memory.ValidateScope(opt.Scope); err != nil {
+	if err := opt.Filter.Validate(); err != nil {
 		return nil, err
 	}
 	if opt.Order == "" {
@@ -147,6 +150,10 @@ func orderKey(order string) (func(*memory.Memory) int64, bool, error) {
 		return func(m *memory.Memory) int64 { return m.UpdatedAt.UnixNano() }, desc, nil
 	case "uses":
 		return func(m *memory.Memory) int64 { return m.Uses }, desc, nil
+	case "seq":
+		return func(m *memory.Memory) int64 { return m.Seq }, desc, nil
+	case "occurred_at":
+		return func(m *memory.Memory) int64 { return m.OccurredAt.UnixNano() }, desc, nil
 	case "id":
 		return func(*memory.Memory) int64 { return 0 }, desc, nil
 	}

@@ -37,6 +37,9 @@ func (v view) search(ctx context.Context, q Query) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := v.attachNeighbours(ctx, resp.Results, q.Neighbours); err != nil {
+		return nil, err
+	}
 	if !q.NoRecord {
 		if err := v.recordUse(ctx, relevant(resp)); err != nil {
 			// The results are good; failing to count a use must not lose them.

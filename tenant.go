@@ -18,6 +18,10 @@ type Memories interface {
 	Update(ctx context.Context, id string, p Patch) (*Memory, error)
 	Delete(ctx context.Context, ids ...string) (int, error)
 	List(ctx context.Context, opt ListOptions) (*ListPage, error)
+	// AddEpisode stores a conversation's messages as an episode's memories.
+	AddEpisode(ctx context.Context, ep Episode) (AddResult, error)
+	// History lists every version of a memory (supersession).
+	History(ctx context.Context, id string) ([]Version, error)
 }
 
 // Recall is searching, the delivery paths, and counting a use as they do.

@@ -58,12 +58,18 @@ func NewID() string { return ulid.MustNew(ulid.Now(), rand.Reader).String() }
 // without an id that repeats one exactly — same content, same scope — is
 // merged instead of stored twice (AddResult.Merged), when the backend can
 // check that in its write (backend.Merger; SQLite can).
+//
+// A memory of an episode given without an id gets the one its position
+// names (memory.EpisodeID), so that adding it again replaces it; it is
+// never merged. A memory that supersedes another must name one stored in
+// its scope, or given in the same call.
 func (v view) Add(ctx context.Context, mems ...*Memory) (AddResult, error) {
-	return v.add(ctx, mems, nil)
+	return v.add(ctx, mems, nil, true)
 }
 
-// add is Add, telling progress how many of the memories to embed are done.
-func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total int)) (AddResult, error) {
+// add is Add, telling progress how many of the memories to embed are done,
+// and checking what they supersede when asked.
+func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total int), checkSupersedes bool) (AddResult, error) {
 	var res AddResult
 	now := time.Now().UTC()
 	prepared := make([]*memory.Memory, len(mems))
@@ -86,6 +92,11 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 	if err := v.e.checkVectors(ctx, prepared); err != nil {
 		return res, err
 	}
+	if checkSupersedes {
+		if err := v.checkSupersedes(ctx, prepared); err != nil {
+			return res, err
+		}
+	}
 	merger, canMerge := v.e.be.(backend.Merger)
 	// Exact repeats within the call go to their first copy; the rest are
 	// checked against the store inside its write.
@@ -95,7 +106,7 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 	var todo []*memory.Memory
 	for i, m := range prepared {
 		into[i] = -1
-		if canMerge && mems[i].ID == "" {
+		if canMerge && mems[i].ID == "" && m.Episode == "" { // a turn said twice is two turns
 			mergeable[i] = true
 			key := m.ContentHash + "\x00" + memory.FormatScope(m.Scope)
 			if j, ok := first[key]; ok {
@@ -184,17 +195,26 @@ func prepare(in *Memory, now time.Time) (*memory.Memory, error) {
 		return nil, err
 	}
 	if m.ID == "" {
-		m.ID = NewID()
+		if m.ID = memory.EpisodeID(m.Episode, m.Seq); m.ID == "" {
+			m.ID = NewID()
+		}
 	} else if err := checkID(m.ID); err != nil {
 		return nil, err
+	}
+	if m.Supersedes == m.ID {
+		return nil, fmt.Errorf("%w: memory %s cannot supersede itself", ErrInvalid, m.ID)
 	}
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = now
 	}
+	if m.OccurredAt.IsZero() {
+		m.OccurredAt = m.CreatedAt
+	}
 	if m.UpdatedAt.IsZero() {
 		m.UpdatedAt = m.CreatedAt
 	}
-	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	m.CreatedAt, m.UpdatedAt, m.OccurredAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.OccurredAt.UTC()
+	m.Superseded = nil // derived by the backend, never given
 	if m.DemandAt != nil {
 		t := m.DemandAt.UTC()
 		m.DemandAt = &t
@@ -261,7 +281,15 @@ type Patch struct {
 	Source      *string            `json:"source,omitempty"`
 	Metadata    *json.RawMessage   `json:"metadata,omitempty"`
 	Favorite    *bool              `json:"favorite,omitempty"`
+	Episode     *string            `json:"episode,omitempty"`
+	Seq         *int64             `json:"seq,omitempty"`
+	Speaker     *string            `json:"speaker,omitempty"`
+	OccurredAt  *time.Time         `json:"occurred_at,omitempty"`
+	Supersedes  *string            `json:"supersedes,omitempty"`
 }
+
+// Empty reports whether the patch names no field.
+func (p Patch) Empty() bool { return p == Patch{} }
 
 // Update changes a memory's fields. A change to its name, description or text
 // re-embeds it. In a scoped view the patch may not move it out of the scope.
@@ -277,6 +305,20 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 			return nil, err
 		}
 		p.Scope = &f.Scope
+	}
+	if p.Supersedes != nil && *p.Supersedes != "" {
+		// What it will supersede must exist in its scope, as Add checks.
+		old, err := v.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		m := &memory.Memory{ID: old.ID, Scope: old.Scope, Supersedes: *p.Supersedes}
+		if p.Scope != nil {
+			m.Scope = *p.Scope
+		}
+		if err := v.checkSupersedes(ctx, []*memory.Memory{m}); err != nil {
+			return nil, err
+		}
 	}
 	up, ok := v.e.be.(backend.Updater)
 	if !ok {
@@ -358,6 +400,21 @@ func applyPatch(old *memory.Memory, p Patch) (*memory.Memory, bool, error) {
 	if p.Favorite != nil {
 		m.Favorite = *p.Favorite
 	}
+	set(&m.Episode, p.Episode)
+	set(&m.Speaker, p.Speaker)
+	set(&m.Supersedes, p.Supersedes)
+	if p.Seq != nil {
+		m.Seq = *p.Seq
+	}
+	if p.Episode != nil && *p.Episode == "" && p.Seq == nil {
+		m.Seq = 0 // leaving its episode, it leaves its place too
+	}
+	if p.OccurredAt != nil {
+		if err := memory.CheckTime("occurred_at", *p.OccurredAt); err != nil {
+			return nil, false, err
+		}
+		m.OccurredAt = p.OccurredAt.UTC()
+	}
 	if err := m.Normalize(); err != nil {
 		return nil, false, err
 	}
@@ -367,6 +424,8 @@ func applyPatch(old *memory.Memory, p Patch) (*memory.Memory, bool, error) {
 	}
 	changed := m.Name != old.Name || m.Description != old.Description || m.Text != old.Text || m.Type != old.Type ||
 		m.Scene != old.Scene || m.Source != old.Source || m.Favorite != old.Favorite ||
+		m.Episode != old.Episode || m.Seq != old.Seq || m.Speaker != old.Speaker || m.Supersedes != old.Supersedes ||
+		!m.OccurredAt.Equal(old.OccurredAt) ||
 		memory.ScopeJSON(m.Scope) != memory.ScopeJSON(old.Scope) || !slices.Equal(m.Tags, old.Tags) ||
 		!bytes.Equal(m.Metadata, old.Metadata)
 	return &m, changed, nil

@@ -133,6 +133,13 @@ type LegQuery struct {
 	// WithVectors asks for each hit's stored vector of Model, for diversity
 	// (MMR) over the candidates.
 	WithVectors bool
+	// Windows are the spans of time the query's date phrases name. With
+	// windows, each leg returns its best K hits and, after them, its best K
+	// among the memories that occurred inside a window (by OccurredAt, Since
+	// inclusive, Until exclusive), no memory twice: so that the boost the
+	// engine gives those memories can reach them, however far down the
+	// leg they rank. Scores are the leg's own, unboosted.
+	Windows []memory.TimeWindow
 }
 
 // Hit is one memory a leg returned.

@@ -183,12 +183,23 @@ type StatsScoper interface {
 
 // Completer is a backend whose legs return partial memories to keep their
 // answers small: each hit's Memory has at least its id, scope, type, scene,
-// tags, source, created_at, favorite and use counters (what filters, fusion
-// and the boosts read), and may lack its texts and metadata. The engine
+// tags, source, created_at, occurred_at, favorite, use counters and
+// supersession (what filters, fusion and the boosts read), and may lack its
+// texts and metadata. The engine
 // completes the few candidates it keeps after the boosts with one Complete
 // call, which returns each memory as stored (without its vector, as a leg
 // would), in order, nil for one deleted since. Without Completer the legs'
 // memories are complete.
 type Completer interface {
 	Complete(ctx context.Context, partial []*memory.Memory) ([]*memory.Memory, error)
+}
+
+// Neighbourer is a backend that finds the memories next to one in its
+// episode without listing the episode: up to k before and k after the
+// memory with id in exactly scope (its own scope), in episode order
+// (memory.EpisodeOrder), each without its vector; none for a memory in no
+// episode, or none stored. Without it the engine lists the episode
+// (ListQuery with Filter.Episode) and orders it itself.
+type Neighbourer interface {
+	Neighbours(ctx context.Context, scope map[string]string, id string, k int) (before, after []*memory.Memory, err error)
 }

@@ -45,6 +45,9 @@ func (m *Memory) CheckStored() error {
 	if err := CheckTime("updated_at", m.UpdatedAt); err != nil {
 		return err
 	}
+	if err := CheckTime("occurred_at", m.OccurredAt); err != nil {
+		return err
+	}
 	if m.DemandAt != nil {
 		if err := CheckTime("demand_at", *m.DemandAt); err != nil {
 			return err
@@ -112,9 +115,10 @@ func ClampDemand(d float64) float64 {
 // left to the decoder to describe.
 func CheckZeroTimes(obj []byte) error {
 	var probe struct {
-		CreatedAt *time.Time `json:"created_at"`
-		UpdatedAt *time.Time `json:"updated_at"`
-		DemandAt  *time.Time `json:"demand_at"`
+		CreatedAt  *time.Time `json:"created_at"`
+		UpdatedAt  *time.Time `json:"updated_at"`
+		DemandAt   *time.Time `json:"demand_at"`
+		OccurredAt *time.Time `json:"occurred_at"`
 	}
 	if json.Unmarshal(obj, &probe) != nil {
 		return nil
@@ -122,7 +126,7 @@ func CheckZeroTimes(obj []byte) error {
 	for _, f := range []struct {
 		name string
 		t    *time.Time
-	}{{"created_at", probe.CreatedAt}, {"updated_at", probe.UpdatedAt}, {"demand_at", probe.DemandAt}} {
+	}{{"created_at", probe.CreatedAt}, {"updated_at", probe.UpdatedAt}, {"demand_at", probe.DemandAt}, {"occurred_at", probe.OccurredAt}} {
 		if f.t != nil && f.t.IsZero() {
 			return CheckTime(f.name, *f.t)
 		}

@@ -73,9 +73,11 @@ func TestCheckStored(t *testing.T) {
 		{"demand too high", func(m *Memory) { m.Demand = 1e308 }, "demand"},
 		{"zero vector", func(m *Memory) { m.Embedding = &Embedding{Model: "m", Dim: 2, Vector: []float32{0, 0}} }, "zero"},
 		{"NaN vector", func(m *Memory) { m.Embedding = &Embedding{Model: "m", Dim: 2, Vector: []float32{float32(nan()), 1}} }, "NaN"},
+		{"occurred_at", func(m *Memory) { m.OccurredAt = time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC) }, "occurred_at"},
+		{"occurred_at not set", func(m *Memory) { m.OccurredAt = time.Time{} }, "occurred_at"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := &Memory{ID: "a", Text: "t", Type: "note", CreatedAt: at, UpdatedAt: at}
+			m := &Memory{ID: "a", Text: "t", Type: "note", CreatedAt: at, UpdatedAt: at, OccurredAt: at}
 			c.edit(m)
 			err := m.CheckStored()
 			if c.says == "" {
@@ -91,6 +93,9 @@ func TestCheckStored(t *testing.T) {
 	}
 	if err := CheckZeroTimes([]byte(`{"text":"a","created_at":"0001-01-01T00:00:00Z"}`)); err == nil {
 		t.Fatal("an explicit zero created_at passed")
+	}
+	if err := CheckZeroTimes([]byte(`{"text":"a","occurred_at":"0001-01-01T00:00:00Z"}`)); err == nil {
+		t.Fatal("an explicit zero occurred_at passed")
 	}
 	if err := CheckZeroTimes([]byte(`{"text":"a"}`)); err != nil {
 		t.Fatalf("no time given: %v", err)

@@ -35,8 +35,21 @@ type Memory struct {
 	Source      string            `json:"source,omitempty"`
 	Metadata    json.RawMessage   `json:"metadata,omitempty"`
 	Favorite    bool              `json:"favorite,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
-	UpdatedAt   time.Time         `json:"updated_at"`
+	// Episode is the conversation, session or task the memory belongs to,
+	// inside its scope, and Seq its position there (0: none; an episode's
+	// memories are ordered by seq, then occurred_at, then id). See episode.go.
+	Episode string `json:"episode,omitempty"`
+	Seq     int64  `json:"seq,omitempty"`
+	// Speaker is who said or wrote it: "user", "assistant", a name.
+	Speaker string `json:"speaker,omitempty"`
+	// OccurredAt is when it happened or was said; it defaults to CreatedAt.
+	OccurredAt time.Time `json:"occurred_at,omitzero"`
+	// Supersedes names the memory (by id, in this memory's own scope) that
+	// this one replaces as the current truth: searches leave the superseded
+	// one out unless asked as of an earlier time. Nothing is deleted.
+	Supersedes string    `json:"supersedes,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 	// Uses counts the deliveries that were relevant (a search result or an
 	// injection that cleared the model's relevance bar) and the touches.
 	Uses int64 `json:"uses,omitempty"`
@@ -47,6 +60,20 @@ type Memory struct {
 	ContentHash string `json:"content_hash,omitempty"`
 	// Embedding is the stored vector, or nil when the memory has not been embedded.
 	Embedding *Embedding `json:"embedding,omitempty"`
+
+	// Superseded is derived, never stored or exported: the memory of the
+	// same scope that supersedes this one, when one does. A backend fills it
+	// on the memories its searches and listings return.
+	Superseded *Supersession `json:"-"`
+}
+
+// Supersession is the memory By (an id in the superseded memory's scope)
+// that supersedes another, and its OccurredAt: from then on the other is no
+// longer current. When several supersede one memory, the earliest to occur
+// (then the smallest id) is the one named.
+type Supersession struct {
+	By string
+	At time.Time
 }
 
 // Embedding is a stored vector with the model that produced it. A listing
@@ -58,10 +85,16 @@ type Embedding struct {
 }
 
 // EmbedText is the text an embedder sees for a memory: its name, description and
-// text, one per line, skipping empty ones.
+// text, one per line, skipping empty ones; a memory with a speaker has its text
+// as "Speaker: text" (measured on LoCoMo: the vector leg finds a turn by who
+// said it, any@5 0.28 without the speaker, 0.44 with it).
 func (m *Memory) EmbedText() string {
 	parts := make([]string, 0, 3)
-	for _, s := range []string{m.Name, m.Description, m.Text} {
+	text := m.Text
+	if m.Speaker != "" {
+		text = m.Speaker + ": " + text
+	}
+	for _, s := range []string{m.Name, m.Description, text} {
 		if s = strings.TrimSpace(s); s != "" {
 			parts = append(parts, s)
 		}
@@ -111,6 +144,9 @@ func (m *Memory) Normalize() error {
 		m.Type = DefaultType
 	}
 	if err := ValidateScope(m.Scope); err != nil {
+		return err
+	}
+	if err := m.normalizeEpisode(); err != nil {
 		return err
 	}
 	m.Tags = NormalizeTags(m.Tags)

@@ -50,6 +50,40 @@ type Query struct {
 	ModelBar bool `json:"model_bar,omitempty"`
 	// NoRecord skips recording a use for the delivered results.
 	NoRecord bool `json:"no_record,omitempty"`
+	// IncludeSuperseded also returns memories another memory supersedes
+	// (by default a search returns what is current; see Filter.AsOf).
+	IncludeSuperseded bool `json:"include_superseded,omitempty"`
+	// Now is the reference time of the query's relative date phrases ("last
+	// week"); nil means the current time. NoDates turns the reading of date
+	// phrases off: no time window boosts the results.
+	Now     *time.Time `json:"now,omitempty"`
+	NoDates bool       `json:"no_dates,omitempty"`
+	// Neighbours attaches to each result of an episode up to this many of
+	// the memories before and after it (Result.Neighbours).
+	Neighbours int `json:"neighbours,omitempty"`
+}
+
+// MaxNeighbours bounds Query.Neighbours and the delivery options' neighbours.
+const MaxNeighbours = 20
+
+// TimeWindow is a date phrase a search read in its query and the span of
+// time it names, [Since, Until): memories that occurred inside it were
+// boosted by Boost.
+type TimeWindow struct {
+	Phrase string    `json:"phrase"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"`
+	Boost  float64   `json:"boost"`
+}
+
+// In reports whether t lies inside one of the windows.
+func In(windows []TimeWindow, t time.Time) bool {
+	for _, w := range windows {
+		if !t.Before(w.Since) && t.Before(w.Until) {
+			return true
+		}
+	}
+	return false
 }
 
 // Response is a search's answer: what ran, what was skipped and why, how long
@@ -66,10 +100,12 @@ type Response struct {
 	// that ran: a result at or above it is relevant, and only those count as
 	// a use. MinRelevance is the bar this search applied (0: none), and
 	// BelowBar how many candidates it dropped.
-	RelevanceBar float64  `json:"relevance_bar"`
-	MinRelevance float64  `json:"min_relevance,omitempty"`
-	BelowBar     int      `json:"below_bar,omitempty"`
-	Results      []Result `json:"results"`
+	RelevanceBar float64 `json:"relevance_bar"`
+	MinRelevance float64 `json:"min_relevance,omitempty"`
+	BelowBar     int     `json:"below_bar,omitempty"`
+	// Time lists the date phrases read in the query and their windows.
+	Time    []TimeWindow `json:"time,omitempty"`
+	Results []Result     `json:"results"`
 }
 
 // FusionInfo says how the legs were merged.
@@ -100,20 +136,52 @@ type Result struct {
 	Tags        []string          `json:"tags,omitempty"`
 	Source      string            `json:"source,omitempty"`
 	Favorite    bool              `json:"favorite,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
-	Score       float64           `json:"score"`
-	Explain     *Explain          `json:"explain"`
+	Episode     string            `json:"episode,omitempty"`
+	Seq         int64             `json:"seq,omitempty"`
+	Speaker     string            `json:"speaker,omitempty"`
+	OccurredAt  time.Time         `json:"occurred_at,omitzero"`
+	Supersedes  string            `json:"supersedes,omitempty"`
+	// SupersededBy names the memory that supersedes this one (only a search
+	// with include_superseded or as_of returns such a memory).
+	SupersededBy string    `json:"superseded_by,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	Score        float64   `json:"score"`
+	Explain      *Explain  `json:"explain"`
 	// Excerpt is the passage a delivery (inject, brief) showed when the whole
 	// text did not fit its budget; Text is always whole.
 	Excerpt string `json:"excerpt,omitempty"`
+	// Neighbours are the memories next to this one in its episode, in
+	// episode order, when the query asked for them.
+	Neighbours []Neighbour `json:"neighbours,omitempty"`
+}
+
+// Neighbour is a memory next to a result in its episode: Offset is its
+// place relative to the result (-1 the one before, 1 the one after).
+type Neighbour struct {
+	ID         string    `json:"id"`
+	Offset     int       `json:"offset"`
+	Seq        int64     `json:"seq,omitempty"`
+	Speaker    string    `json:"speaker,omitempty"`
+	Text       string    `json:"text"`
+	OccurredAt time.Time `json:"occurred_at,omitzero"`
+}
+
+// NeighbourOf is m as a neighbour at offset.
+func NeighbourOf(m *Memory, offset int) Neighbour {
+	return Neighbour{ID: m.ID, Offset: offset, Seq: m.Seq, Speaker: m.Speaker, Text: m.Text, OccurredAt: m.OccurredAt}
 }
 
 // ResultOf is m as a result, without search evidence (Score and Explain).
 func ResultOf(m *Memory) Result {
 	// The scope is copied: an index shares one map among the memories of a
 	// scope, and a caller changing a result's must not change theirs.
-	return Result{ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
-		Scope: maps.Clone(m.Scope), Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
+	r := Result{ID: m.ID, Text: m.Text, Name: m.Name, Description: m.Description, Type: m.Type, Scene: m.Scene,
+		Scope: maps.Clone(m.Scope), Tags: m.Tags, Source: m.Source, Favorite: m.Favorite, CreatedAt: m.CreatedAt,
+		Episode: m.Episode, Seq: m.Seq, Speaker: m.Speaker, OccurredAt: m.OccurredAt, Supersedes: m.Supersedes}
+	if m.Superseded != nil {
+		r.SupersededBy = m.Superseded.By
+	}
+	return r
 }
 
 // Explain says where a result's score came from. A leg that did not return the
@@ -146,6 +214,9 @@ type LegVector struct {
 type Boosts struct {
 	Favorite float64 `json:"favorite"`
 	Demand   float64 `json:"demand"`
+	// Time is the multiplier of a memory that occurred inside a window the
+	// query's date phrases name (Response.Time); absent when none applied.
+	Time float64 `json:"time,omitempty"`
 }
 
 // Rerank is a result's cross-encoder score and where it stood before.

@@ -55,6 +55,10 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"LegsVectors", testLegsVectors},
 		{"Cancelled", testCancelled},
 		{"Hybrid", testHybrid},
+		{"EpisodeContext", testEpisodeContext},
+		{"EpisodeNeighbours", testEpisodeNeighbours},
+		{"Supersedes", testSupersedes},
+		{"LegsWindows", testLegsWindows},
 		{"Engine", testEngine},
 		{"EngineTenants", testEngineTenants},
 		{"EngineScores", testEngineScores},
@@ -115,7 +119,7 @@ func embedText(text string) []float32 {
 // mem is a complete memory as the engine hands it to Put: normalised, with
 // times, hash and the suite model's vector of its text.
 func mem(id, text string, scope map[string]string) *memory.Memory {
-	m := &memory.Memory{ID: id, Text: text, Type: "note", Scope: scope, CreatedAt: at, UpdatedAt: at}
+	m := &memory.Memory{ID: id, Text: text, Type: "note", Scope: scope, CreatedAt: at, UpdatedAt: at, OccurredAt: at}
 	m.ContentHash = m.ComputeHash()
 	if v := embedText(text); v != nil {
 		m.Embedding = &memory.Embedding{Model: model, Dim: dim, Vector: v}
@@ -237,7 +241,8 @@ func completeHits(t *testing.T, co backend.Completer, hits []backend.Hit) {
 		}
 		if f.ID != p.ID || !reflect.DeepEqual(f.Scope, p.Scope) || f.Type != p.Type || f.Scene != p.Scene || f.Source != p.Source ||
 			!reflect.DeepEqual(f.Tags, p.Tags) || !f.CreatedAt.Equal(p.CreatedAt) || f.Favorite != p.Favorite || f.Uses != p.Uses ||
-			f.Demand != p.Demand || !reflect.DeepEqual(f.DemandAt, p.DemandAt) {
+			f.Demand != p.Demand || !reflect.DeepEqual(f.DemandAt, p.DemandAt) || !f.OccurredAt.Equal(p.OccurredAt) ||
+			!reflect.DeepEqual(f.Superseded, p.Superseded) {
 			t.Fatalf("a partial leg memory differs from the complete one in what fusion and the boosts read:\n partial %s\n    full %s", dump(p), dump(f))
 		}
 		if f.Embedding != nil && f.Embedding.Vector != nil {

@@ -52,9 +52,10 @@ func filtered() []*memory.Memory {
 	ms[0].Type, ms[0].Scene, ms[0].Source, ms[0].Tags = "fact", "work", "chat", []string{"x", "y"}
 	ms[1].Type, ms[1].Scene, ms[1].Tags = "fact", "home", []string{"x"}
 	ms[2].Source, ms[2].Tags = "chat", []string{"y"}
+	ms[0].Episode, ms[0].Seq, ms[1].Episode = "call 1", 1, "call 1"
 	for i, m := range ms {
 		m.CreatedAt = at.Add(time.Duration(i) * day)
-		m.UpdatedAt = m.CreatedAt
+		m.UpdatedAt, m.OccurredAt = m.CreatedAt, m.CreatedAt
 	}
 	return ms
 }
@@ -85,6 +86,10 @@ func filterCases() []struct {
 		{"until exclusive", memory.Filter{Until: &until}, []string{"01A", "01B", "01C"}},
 		{"window", memory.Filter{Since: &since, Until: &until}, []string{"01B", "01C"}},
 		{"all of them", memory.Filter{Scope: map[string]string{"team": "a"}, Type: "fact", Tags: []string{"x"}, Since: &since}, []string{"01B"}},
+		{"episode", memory.Filter{Episode: "call 1"}, []string{"01A", "01B"}},
+		{"episode in scope", memory.Filter{Episode: "call 1", Scope: map[string]string{"user": "u2"}}, []string{"01B"}},
+		{"no such episode", memory.Filter{Episode: "call 2"}, []string{}},
+		{"current", memory.Filter{Current: true}, []string{"01A", "01B", "01C", "01D"}},
 	}
 }
 

@@ -26,6 +26,7 @@ func full(id string) *memory.Memory {
 		Scope: map[string]string{"team": "a", "user": "u7"}, Tags: []string{"deploy", "release"}, Source: "wiki",
 		Metadata: json.RawMessage(`{"confidence":0.9,"links":["a","b"]}`), Favorite: true,
 		CreatedAt: at, UpdatedAt: at.Add(time.Second), Uses: 3, Demand: 2.5, DemandAt: &used,
+		Episode: "release chat 7", Seq: 12, Speaker: "Caroline", OccurredAt: at.Add(-36 * time.Hour).Add(123456789), Supersedes: "01OLD",
 	}
 	m.ContentHash = m.ComputeHash()
 	m.Embedding = &memory.Embedding{Model: model, Dim: dim, Vector: embedText(m.EmbedText())}

@@ -42,9 +42,14 @@ const DefaultSnapshotMinMemories = mirror.DefaultSnapshotMinMemories
 // stopwords on, standard BM25, a snapshot for large stores.
 type Options struct {
 	// BM25 parameters; zero values take the defaults (k1 1.2, b 0.75, field
-	// weights for name, description and text).
+	// weights index.DefaultFieldWeights). FieldWeights gives all six fields'
+	// weights (name, description, text, speaker, context, date), or the
+	// first three's, the others keeping theirs.
 	K1, B        float64
 	FieldWeights []float64
+	// Context says what a memory's BM25 context and date fields hold; nil
+	// means index.DefaultContext.
+	Context *index.ContextOptions
 	// NoStem and NoStopwords turn off the BM25 leg's English stemming and
 	// stopword removal.
 	NoStem, NoStopwords bool
@@ -95,6 +100,7 @@ var (
 	_ backend.Merger      = (*Backend)(nil)
 	_ backend.Updater     = (*Backend)(nil)
 	_ backend.Diagnoser   = (*Backend)(nil)
+	_ backend.Neighbourer = (*Backend)(nil)
 )
 
 // Open opens or creates the store at path. Its index is loaded on first need
@@ -131,6 +137,7 @@ func (b *Backend) Warm(ctx context.Context) error {
 // mirrorOptions are the index options the backend's options ask for.
 func (o Options) mirrorOptions() (mirror.Options, error) {
 	p := bm25.DefaultParams(index.NumFields)
+	p.FieldWeights, p.LengthWeights = index.DefaultFieldWeights(), index.DefaultLengthWeights()
 	if o.K1 > 0 {
 		p.K1 = o.K1
 	}
@@ -139,15 +146,19 @@ func (o Options) mirrorOptions() (mirror.Options, error) {
 	}
 	switch len(o.FieldWeights) {
 	case 0:
-	case index.NumFields:
-		p.FieldWeights = o.FieldWeights
+	case 3, index.NumFields:
+		copy(p.FieldWeights, o.FieldWeights)
 	default:
-		return mirror.Options{}, fmt.Errorf("%w: %d field weights given, want %d (name, description, text)", memory.ErrInvalid, len(o.FieldWeights), index.NumFields)
+		return mirror.Options{}, fmt.Errorf("%w: %d field weights given, want 3 (name, description, text) or %d (and speaker, context, date)", memory.ErrInvalid, len(o.FieldWeights), index.NumFields)
+	}
+	ctx := index.DefaultContext
+	if o.Context != nil {
+		ctx = *o.Context
 	}
 	tok := tokenize.DefaultOptions()
 	tok.Stem, tok.Stopwords = !o.NoStem, !o.NoStopwords
 	return mirror.Options{Tokenizer: tok, BM25: p, NoSnapshot: o.NoSnapshot, SnapshotMinMemories: o.SnapshotMinMemories,
-		ANN: index.ANNOptions{GraphMin: o.ANNMinVectors}, Logger: o.Logger}, nil
+		ANN: index.ANNOptions{GraphMin: o.ANNMinVectors}, Context: ctx, Logger: o.Logger}, nil
 }
 
 // DoctorReport is what Doctor found in a store file.
@@ -283,8 +294,27 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 		}
 	}
 	if q.Vectors {
+		match := q.Filter.Match
+		if q.Filter.Current || q.Filter.AsOf != nil {
+			// What supersedes what is derived by the index, not stored:
+			// the index says which memories the filter admits.
+			if err := b.Warm(ctx); err != nil {
+				return err
+			}
+			admitted := map[string]*memory.Memory{}
+			for _, m := range b.mi.List(&q.Filter) {
+				admitted[m.Key()] = m
+			}
+			match = func(m *memory.Memory) bool {
+				x, ok := admitted[m.Key()]
+				if ok {
+					m.Superseded = x.Superseded
+				}
+				return ok
+			}
+		}
 		return b.st.Scan(ctx, func(m *memory.Memory) error {
-			if !q.Filter.Match(m) {
+			if !match(m) {
 				return nil
 			}
 			return fn(m)
@@ -315,6 +345,14 @@ func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegRes
 		return nil, err
 	}
 	return b.mi.Legs(ctx, q)
+}
+
+// Neighbours finds a memory's neighbours in its episode from the index.
+func (b *Backend) Neighbours(ctx context.Context, scope map[string]string, id string, k int) (before, after []*memory.Memory, err error) {
+	if err := b.Warm(ctx); err != nil {
+		return nil, nil, err
+	}
+	return b.mi.Neighbours(ctx, scope, id, k)
 }
 
 // Sync applies other processes' writes from the change log.
@@ -413,6 +451,12 @@ func (b *Backend) PutEmbeddings(ctx context.Context, model string, hashes []stri
 // IndexLoaded reports whether the index has been loaded: a diagnostic for
 // tests and benchmarks of what needs it.
 func (b *Backend) IndexLoaded() bool { return b.mi.Loaded() }
+
+// VerifyIndex checks what the loaded index derives from its memories (each
+// memory's context and date fields, episode order, supersession) against a
+// computation from scratch: a slow diagnostic for tests of concurrent
+// writers.
+func (b *Backend) VerifyIndex() error { return b.mi.Verify() }
 
 // RowsRead is how many rows of memories this backend has read from the file
 // since Open: a diagnostic for tests and benchmarks that bound reads.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -17,6 +19,8 @@ type memoryFlags struct {
 	name, description, typ, scene, source, metadata string
 	scope, tags                                     []string
 	favorite                                        bool
+	episode, speaker, supersedes, at                string
+	seq                                             int64
 }
 
 func (f *memoryFlags) register(c *cobra.Command) {
@@ -28,6 +32,23 @@ func (f *memoryFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.metadata, "metadata", "", "JSON object of extra fields")
 	c.Flags().StringArrayVar(&f.scope, "scope", nil, "scope key=value (repeatable, or k=v,k=v)")
 	c.Flags().StringArrayVar(&f.tags, "tag", nil, "tag (repeatable)")
+	c.Flags().StringVar(&f.episode, "episode", "", "the conversation, session or task it belongs to (inside its scope)")
+	c.Flags().Int64Var(&f.seq, "seq", 0, "its position in the episode (with --episode; the same episode and seq again replaces it)")
+	c.Flags().StringVar(&f.speaker, "speaker", "", "who said or wrote it: user, assistant, a name")
+	c.Flags().StringVar(&f.at, "at", "", "when it happened or was said: RFC 3339, YYYY-MM-DD, or an age such as 3d (default: now)")
+	c.Flags().StringVar(&f.supersedes, "supersedes", "", "the id of the memory (in the same scope) this one replaces as the current truth")
+}
+
+// occurredAt parses --at.
+func (f *memoryFlags) occurredAt() (time.Time, error) {
+	if f.at == "" {
+		return time.Time{}, nil
+	}
+	t, err := when.Parse(f.at, time.Now())
+	if err != nil {
+		return time.Time{}, usagef("--at: %v", err)
+	}
+	return t, nil
 }
 
 func init() { register(newAdd) }
@@ -45,9 +66,17 @@ func newAdd(e *env) *cobra.Command {
 (for long text, or text that starts with a dash; trailing newlines are dropped).
 A memory with the same name, description and text in the same scope as one
 already stored is not stored twice: the stored one's id is printed, and a note
-says so on stderr.`,
+says so on stderr.
+
+A turn of a conversation names its --episode, its --seq (position), its
+--speaker and when it was said (--at); without an id its id is EPISODE:SEQ,
+so adding the same turn again replaces it. --supersedes ID marks the memory
+as the new truth replacing ID: searches return only the current one (see
+search --as-of and engram history).`,
 		Example: `  engram add "The deploy key lives in the vault" --type fact --scope project=engram
-  pbpaste | engram add - --name "Release runbook"`,
+  pbpaste | engram add - --name "Release runbook"
+  engram add "They're called Peruvian Lilies." --episode chat-7 --seq 4 --speaker Caroline --at 2023-05-08
+  engram add "Moved to Lisbon" --supersedes 01JB2X... --at 2024-03-01`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) > 1 {
 				return usagef("add takes one TEXT, %d given: quote it, or give - to read it from standard input", len(a))
@@ -68,8 +97,16 @@ says so on stderr.`,
 					return usagef("add -: standard input is empty")
 				}
 			}
+			at, err := f.occurredAt()
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("seq") && f.episode == "" {
+				return usagef("--seq %d needs --episode", f.seq)
+			}
 			m := &engram.Memory{Text: text, Name: f.name, Description: f.description, Type: f.typ,
-				Scene: f.scene, Source: f.source, Tags: f.tags, Favorite: f.favorite}
+				Scene: f.scene, Source: f.source, Tags: f.tags, Favorite: f.favorite,
+				Episode: f.episode, Seq: f.seq, Speaker: f.speaker, OccurredAt: at, Supersedes: f.supersedes}
 			scope, err := memory.ParseScope(f.scope...)
 			if err != nil {
 				return usageError{fmt.Errorf("--scope: %w", err)}

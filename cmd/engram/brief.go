@@ -18,6 +18,7 @@ type deliveryFlags struct {
 	typ           string
 	budget, limit int
 	noRecord      bool
+	neighbours    int
 }
 
 func (f *deliveryFlags) register(c *cobra.Command, budget int) {
@@ -62,7 +63,8 @@ scope prints nothing. --json gives each item with the reason it was chosen.`,
 				return err
 			}
 			return e.withStore(cmd.Context(), func(db store) error {
-				b, err := db.Brief(cmd.Context(), engram.BriefOptions{Filter: fl, Budget: f.budget, Limit: f.limit, NoRecord: f.noRecord})
+				b, err := db.Brief(cmd.Context(), engram.BriefOptions{Filter: fl, Budget: f.budget, Limit: f.limit, NoRecord: f.noRecord,
+					Neighbours: f.neighbours})
 				if err != nil {
 					return err
 				}
@@ -75,5 +77,6 @@ scope prints nothing. --json gives each item with the reason it was chosen.`,
 	}
 	f.register(c, engram.DefaultBriefBudget)
 	c.Flags().IntVar(&f.limit, "limit", 0, "memories at most (0: as many as the budget holds)")
+	c.Flags().IntVar(&f.neighbours, "neighbours", 0, "show each memory of an episode with this many turns before and after it")
 	return c
 }

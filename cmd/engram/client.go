@@ -166,6 +166,24 @@ func (c *client) Add(ctx context.Context, mems ...*engram.Memory) (engram.AddRes
 	return res, err
 }
 
+// AddEpisode stores a conversation through POST /v1/episodes.
+func (c *client) AddEpisode(ctx context.Context, ep engram.Episode) (engram.AddResult, error) {
+	var res engram.AddResult
+	err := c.do(ctx, http.MethodPost, "/v1/episodes", ep, &res)
+	return res, err
+}
+
+// History lists a memory's versions (GET /v1/memories/{id}/history).
+func (c *client) History(ctx context.Context, id string) ([]engram.Version, error) {
+	var res struct {
+		Versions []engram.Version `json:"versions"`
+	}
+	if err := c.do(ctx, http.MethodGet, memoryPath(id, "/history"), nil, &res); err != nil {
+		return nil, err
+	}
+	return res.Versions, nil
+}
+
 // Get fetches one memory.
 func (c *client) Get(ctx context.Context, id string) (*engram.Memory, error) {
 	var m engram.Memory
@@ -232,7 +250,7 @@ func (c *client) Search(ctx context.Context, q engram.Query) (*engram.Response, 
 // Brief asks the server for a session-start briefing.
 func (c *client) Brief(ctx context.Context, opt engram.BriefOptions) (*engram.Brief, error) {
 	var b engram.Brief
-	req := httpapi.BriefRequest{Filter: opt.Filter, Budget: opt.Budget, Limit: opt.Limit, NoRecord: opt.NoRecord}
+	req := httpapi.BriefRequest{Filter: opt.Filter, Budget: opt.Budget, Limit: opt.Limit, NoRecord: opt.NoRecord, Neighbours: opt.Neighbours}
 	if err := c.do(ctx, http.MethodPost, "/v1/brief", req, &b); err != nil {
 		return nil, err
 	}
@@ -243,7 +261,7 @@ func (c *client) Brief(ctx context.Context, opt engram.BriefOptions) (*engram.Br
 func (c *client) Inject(ctx context.Context, prompt string, opt engram.InjectOptions) (*engram.Injection, error) {
 	var inj engram.Injection
 	req := httpapi.InjectRequest{Prompt: prompt, Filter: opt.Filter, Budget: opt.Budget, Limit: opt.Limit,
-		MinRelevance: opt.MinRelevance, NoRecord: opt.NoRecord}
+		MinRelevance: opt.MinRelevance, NoRecord: opt.NoRecord, Neighbours: opt.Neighbours}
 	if err := c.do(ctx, http.MethodPost, "/v1/inject", req, &inj); err != nil {
 		return nil, err
 	}
@@ -321,7 +339,8 @@ func (c *client) List(ctx context.Context, opt engram.ListOptions) (*engram.List
 	if len(opt.Scope) > 0 {
 		q.Set("scope", memory.FormatScope(opt.Scope))
 	}
-	for k, v := range map[string]string{"type": opt.Type, "scene": opt.Scene, "source": opt.Source, "order": opt.Order, "cursor": opt.Cursor} {
+	for k, v := range map[string]string{"type": opt.Type, "scene": opt.Scene, "source": opt.Source, "order": opt.Order, "cursor": opt.Cursor,
+		"episode": opt.Episode, "supersedes": opt.Supersedes} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -334,6 +353,12 @@ func (c *client) List(ctx context.Context, opt engram.ListOptions) (*engram.List
 	}
 	if opt.Until != nil {
 		q.Set("until", opt.Until.Format(time.RFC3339Nano))
+	}
+	if opt.AsOf != nil {
+		q.Set("as_of", opt.AsOf.Format(time.RFC3339Nano))
+	}
+	if opt.Current {
+		q.Set("current", "true")
 	}
 	if opt.Limit > 0 {
 		q.Set("limit", strconv.Itoa(opt.Limit))

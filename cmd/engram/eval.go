@@ -20,7 +20,7 @@ type evalFlags struct {
 	dataset, data, split, modes string
 	level, anchors              string
 	jsonOut, svgOut, tmp        string
-	date                        bool
+	date, plain                 bool
 	neighbours, limit, workers  int
 	batch, conversations        int
 	perQuery                    bool
@@ -43,7 +43,10 @@ beside it; --json and --svg write the report and a chart; progress goes to stder
 
 Data sets (under --data, default $ENGRAM_DATA, else ../shared/data):
   scifact  BEIR layout: scifact/corpus.jsonl[.gz], queries.test.tsv[.gz], qrels.test.txt
-  locomo   locomo/locomo-dev.json: each conversation is a store, its questions the queries
+  locomo   locomo/locomo-dev.json: each conversation is a store, its questions the queries;
+           each session an episode of turns with their speakers and date (--locomo-plain:
+           each turn "speaker: text" alone, the published setup); the report breaks the
+           headline metric down by category and by whether the question names a date
 --data may also name the data set's own directory (or, for locomo, its JSON file).
 
 Modes (--modes, comma-separated): bm25, vector, hybrid; "sweep" for hybrid at
@@ -70,6 +73,7 @@ scifact/ under --data.`,
 	fl.StringVar(&f.split, "split", "test", "BEIR split whose queries and qrels are used")
 	fl.StringVar(&f.modes, "modes", "bm25,vector,hybrid", "comma-separated modes to compare (see above)")
 	fl.StringVar(&f.level, "level", eval.LevelTurn, "locomo retrieval unit: turn or session")
+	fl.BoolVar(&f.plain, "locomo-plain", false, "locomo: the published setup: each turn \"speaker: text\" alone, no episode, speaker or date fields")
 	fl.BoolVar(&f.date, "locomo-date", false, "locomo: put each session's date in its units' description")
 	fl.IntVar(&f.neighbours, "locomo-neighbours", 0, "locomo: add this many previous and next turns as context (turn level)")
 	fl.IntVar(&f.conversations, "locomo-conversations", 0, "locomo: use only the first N conversations (0: all)")
@@ -194,7 +198,7 @@ func (f *evalFlags) load() (*eval.Dataset, error) {
 			}
 		}
 		ds, err = eval.LoadLoCoMo(path, eval.LoCoMoOptions{
-			Level: f.level, WithSpeaker: true, WithDate: f.date, Neighbours: f.neighbours, Conversations: f.conversations,
+			Level: f.level, WithSpeaker: f.plain, Episodes: !f.plain, WithDate: f.date, Neighbours: f.neighbours, Conversations: f.conversations,
 		})
 	} else {
 		dir := filepath.Join(root, f.dataset)

@@ -34,6 +34,9 @@ type hookFlags struct {
 	minRel   float64
 	minRelOn bool // --min-relevance given: else the model's bar
 	timeout  time.Duration
+	// storeEpisode stores the session's turns (Claude Code's transcript) as
+	// an episode before the hook's own work.
+	storeEpisode bool
 }
 
 // Headers introduce what a hook adds, so the model knows where it came from;
@@ -58,6 +61,7 @@ func withNote(text string, results []engram.Result) string {
 const (
 	eventSessionStart     = "SessionStart"
 	eventUserPromptSubmit = "UserPromptSubmit"
+	eventStop             = "Stop"
 )
 
 // maxHookInput bounds what a hook reads from stdin.
@@ -73,7 +77,14 @@ stdout, one line on stderr, and exits 0: memory must never break the host.
 
   engram hook claude-code session-start       Claude Code SessionStart → brief
   engram hook claude-code user-prompt-submit  Claude Code UserPromptSubmit → inject
+  engram hook claude-code stop                Claude Code Stop → store the session's turns
   engram hook prompt                          any host: prompt text on stdin → inject
+
+--store-episode (Claude Code hooks) stores the session's conversation as an
+episode first: each turn the user typed or the assistant wrote (no tool calls,
+tool output or thinking) from the session's transcript, the episode named by
+the session id, each turn at its position, so storing again only adds what is
+new. The stop hook always does.
 
 Scope: --scope key=value flags, else $ENGRAM_SCOPE ("k=v,k=v"), else the whole
 store; --cwd-scope KEY adds KEY=<base name of the working directory> (the
@@ -89,13 +100,14 @@ hook input's cwd for Claude Code), e.g. --cwd-scope project.`,
 		Short: "Claude Code hooks: session-start, user-prompt-submit",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
-			hookFail(e, fmt.Errorf("unknown Claude Code hook %q: want session-start or user-prompt-submit", strings.Join(a, " ")))
+			hookFail(e, fmt.Errorf("unknown Claude Code hook %q: want session-start, user-prompt-submit or stop", strings.Join(a, " ")))
 			return nil
 		},
 	}
 	cc.AddCommand(
 		hookCommand(e, "session-start", "Claude Code SessionStart: print a briefing as additionalContext", engram.DefaultBriefBudget, runSessionStart),
 		hookCommand(e, "user-prompt-submit", "Claude Code UserPromptSubmit: print relevant memories as additionalContext", engram.DefaultInjectBudget, runUserPrompt),
+		hookCommand(e, "stop", "Claude Code Stop: store the session's turns as an episode", engram.DefaultInjectBudget, runStop),
 	)
 	c.AddCommand(cc, hookCommand(e, "prompt", "Any host: read a prompt on stdin, print the relevant memories or nothing", engram.DefaultInjectBudget, runPlainPrompt))
 	for _, sub := range append([]*cobra.Command{c, cc}, append(cc.Commands(), c.Commands()...)...) {
@@ -131,7 +143,13 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 			defer cancel()
 			in, err := readInput(ctx, e.stdin)
 			if err == nil {
-				err = e.withStore(ctx, func(db store) error { return run(ctx, e, db, f, in) })
+				// A hook that stores the session creates the store; the others
+				// read one that exists.
+				withStore := e.withStore
+				if f.storeEpisode || use == "stop" {
+					withStore = e.withNewStore
+				}
+				err = withStore(ctx, func(db store) error { return run(ctx, e, db, f, in) })
 			}
 			if err != nil {
 				hookFail(e, err)
@@ -146,6 +164,9 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 	fl.IntVar(&f.limit, "limit", 0, "memories at most (0: the default)")
 	fl.Float64Var(&f.minRel, "min-relevance", 0, "relevance bar (0–1) for prompt injection (default: the embedding model's)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up (printing nothing) after this long")
+	if use != "prompt" {
+		fl.BoolVar(&f.storeEpisode, "store-episode", false, "first store the session's turns (its transcript) as an episode")
+	}
 	return c
 }
 
@@ -229,6 +250,43 @@ func (f *hookFlags) filter(cwd string) (memory.Filter, error) {
 	return memory.Filter{Scope: scope}, nil
 }
 
+// storeSession stores the turns of the session's transcript as the episode
+// named by its session id, in the hook's scope, when asked to.
+func storeSession(ctx context.Context, db store, f *hookFlags, ci claudeInput) error {
+	if !f.storeEpisode {
+		return nil
+	}
+	if ci.SessionID == "" || ci.TranscriptPath == "" {
+		return fmt.Errorf("--store-episode: the hook input names no session_id or transcript_path")
+	}
+	turns, err := readTranscript(ci.TranscriptPath)
+	if err != nil || len(turns) == 0 {
+		return err
+	}
+	fl, err := f.filter(ci.Cwd)
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(turns); off += engram.MaxEpisodeMessages { // in calls of at most MaxEpisodeMessages
+		chunk := turns[off:min(len(turns), off+engram.MaxEpisodeMessages)]
+		_, err := db.AddEpisode(ctx, engram.Episode{Episode: ci.SessionID, Messages: chunk, Scope: fl.Scope, Source: "claude-code",
+			FirstSeq: int64(off) + 1})
+		if err != nil {
+			return fmt.Errorf("--store-episode: %w", err)
+		}
+	}
+	return nil
+}
+
+func runStop(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
+	ci, err := readClaude(in, eventStop)
+	if err != nil {
+		return err
+	}
+	f.storeEpisode = true
+	return storeSession(ctx, db, f, ci)
+}
+
 // claudeInput is the part of Claude Code's hook input the hooks read; other
 // fields are ignored.
 type claudeInput struct {
@@ -283,6 +341,9 @@ func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in []b
 	if err != nil {
 		return err
 	}
+	if err := storeSession(ctx, db, f, ci); err != nil {
+		return err
+	}
 	fl, err := f.filter(ci.Cwd)
 	if err != nil {
 		return err
@@ -304,6 +365,9 @@ func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in []b
 func runUserPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
 	ci, err := readClaude(in, eventUserPromptSubmit)
 	if err != nil {
+		return err
+	}
+	if err := storeSession(ctx, db, f, ci); err != nil {
 		return err
 	}
 	text, err := inject(ctx, db, f, ci.Prompt, ci.Cwd)

@@ -22,7 +22,9 @@ func newInject(e *env) *cobra.Command {
 the bar (--min-relevance, 0 to 1; by default the embedding model's, measured
 for it), within the character budget, formatted for direct insertion into an
 LLM's context. A memory too long for its share of the budget is shown as an
-excerpt, the passage that best matches the prompt, marked [excerpt of ID].
+excerpt, the passage that best matches the prompt, marked [excerpt of ID]. A
+turn of a conversation (an episode) comes with the turns around it
+(--neighbours), so an answer is shown with its question.
 When nothing clears the bar it prints nothing and exits 0, so a host can run
 it on every prompt. The words of PROMPT are joined; - reads the prompt from
 stdin. Each memory delivered counts as a use (--no-record: none). --json
@@ -34,7 +36,10 @@ always prints the injection object.`,
 			if err != nil {
 				return err
 			}
-			opt := engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit, NoRecord: f.noRecord}
+			opt := engram.InjectOptions{Filter: fl, Budget: f.budget, Limit: f.limit, NoRecord: f.noRecord, Neighbours: f.neighbours}
+			if f.neighbours == 0 && cmd.Flags().Changed("neighbours") {
+				opt.Neighbours = -1 // none, not the default
+			}
 			if cmd.Flags().Changed("min-relevance") {
 				if minRel < 0 || minRel > 1 {
 					return usagef("--min-relevance %g: want 0 to 1", minRel)
@@ -70,6 +75,7 @@ always prints the injection object.`,
 	f.register(c, engram.DefaultInjectBudget)
 	c.Flags().IntVar(&f.limit, "limit", engram.DefaultInjectLimit, "memories at most")
 	c.Flags().Float64Var(&minRel, "min-relevance", 0, "relevance bar (0–1) a memory must clear (default: the embedding model's)")
+	c.Flags().IntVar(&f.neighbours, "neighbours", engram.DefaultInjectNeighbours, "show each memory of an episode with this many turns before and after it (0: none)")
 	return c
 }
 

@@ -18,9 +18,9 @@ func init() { register(newList) }
 
 func newList(e *env) *cobra.Command {
 	var (
-		opt          engram.ListOptions
-		scope        []string
-		since, until string
+		opt                engram.ListOptions
+		scope              []string
+		since, until, asOf string
 	)
 	c := &cobra.Command{
 		Use:   "list",
@@ -32,7 +32,8 @@ go by id). A page holds --limit memories; when there are more, the command
 that prints the next page goes to stderr (--cursor). --json prints the page:
 {"memories": [...], "next_cursor": "..."}.`,
 		Example: `  engram list --scope user=u7 --order -updated_at --limit 20
-  engram list --type instruction --since 30d --json`,
+  engram list --type instruction --since 30d --json
+  engram list --episode chat-7 --order seq`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := memory.ParseScope(scope...)
@@ -44,7 +45,7 @@ that prints the next page goes to stderr (--cursor). --json prints the page:
 			for _, t := range []struct {
 				flag, v string
 				dst     **time.Time
-			}{{"--since", since, &opt.Since}, {"--until", until, &opt.Until}} {
+			}{{"--since", since, &opt.Since}, {"--until", until, &opt.Until}, {"--as-of", asOf, &opt.AsOf}} {
 				if t.v == "" {
 					continue
 				}
@@ -80,6 +81,10 @@ that prints the next page goes to stderr (--cursor). --json prints the page:
 	fl.StringArrayVar(&opt.Tags, "tag", nil, "only memories with this tag (repeatable: all must hold)")
 	fl.StringVar(&since, "since", "", "created at or after: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h")
 	fl.StringVar(&until, "until", "", "created before: same forms as --since")
+	fl.StringVar(&opt.Episode, "episode", "", "only the memories of this episode (with --order seq: in its order)")
+	fl.StringVar(&opt.Supersedes, "supersedes", "", "only the memories that supersede this id")
+	fl.BoolVar(&opt.Current, "current", false, "only what is current: no memory another supersedes")
+	fl.StringVar(&asOf, "as-of", "", "only what was current then: same forms as --since")
 	fl.StringVar(&opt.Order, "order", engram.OrderNewest, "order: "+strings.Join(engram.ListOrders, ", "))
 	fl.IntVar(&opt.Limit, "limit", engram.DefaultListLimit, fmt.Sprintf("memories a page (1–%d)", engram.MaxListLimit))
 	fl.StringVar(&opt.Cursor, "cursor", "", "continue from the page that printed it")
@@ -90,7 +95,7 @@ that prints the next page goes to stderr (--cursor). --json prints the page:
 func writeList(w io.Writer, page *engram.ListPage) error {
 	var b strings.Builder
 	for _, m := range page.Memories {
-		fmt.Fprintf(&b, "%s [%s %s", m.ID, m.Type, m.CreatedAt.Format("2006-01-02"))
+		fmt.Fprintf(&b, "%s [%s %s", m.ID, m.Type, m.OccurredAt.Format("2006-01-02"))
 		if m.Favorite {
 			b.WriteString(", favorite")
 		}
@@ -101,6 +106,9 @@ func writeList(w io.Writer, page *engram.ListPage) error {
 		title := ""
 		if m.Name != "" {
 			title = format.OneLine(m.Name) + ": "
+		}
+		if m.Speaker != "" {
+			title += format.OneLine(m.Speaker) + ": "
 		}
 		b.WriteString(format.Truncate(title+format.OneLine(m.Text), 120) + "\n")
 	}

@@ -57,7 +57,7 @@ func mcpCall(tb testing.TB, cs *mcp.ClientSession, name string, args map[string]
 func addAndFind(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
 	lt, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(lt.Tools) != 8 {
+	if err != nil || len(lt.Tools) != 10 {
 		t.Fatalf("list tools: %v (%d tools)", err, len(lt.Tools))
 	}
 	var added struct{ ID string }
@@ -73,6 +73,34 @@ func addAndFind(t *testing.T, cs *mcp.ClientSession) string {
 	return added.ID
 }
 
+// mcpStdio runs the command line (an "engram mcp") on pipes and connects a
+// client to it; stop closes the session, which closes the server's stdin,
+// and fails the test unless the server then stops cleanly.
+func mcpStdio(t *testing.T, args ...string) (cs *mcp.ClientSession, stop func()) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := run(context.Background(), args, inR, outW, &stderr)
+		outW.Close()
+		done <- code
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return cs, func() {
+		t.Helper()
+		cs.Close()
+		if code := <-done; code != 0 {
+			t.Fatalf("engram mcp exit %d: %s", code, stderr.String())
+		}
+	}
+}
+
 // TestMCPStdio runs the mcp command's own code path with pipes for stdio.
 func TestMCPStdio(t *testing.T) {
 	db := deliveryStore(t)
@@ -85,20 +113,7 @@ func TestMCPStdio(t *testing.T) {
 		{"scoped", []string{"--db", db, "mcp", "--scope", "project=engram"}, "engram"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			var stderr bytes.Buffer
-			done := make(chan int, 1)
-			go func() {
-				code := run(context.Background(), tc.args, inR, outW, &stderr)
-				outW.Close()
-				done <- code
-			}()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).
-				Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
+			cs, stop := mcpStdio(t, tc.args...)
 			id := addAndFind(t, cs)
 			var got struct{ Scope map[string]string }
 			mcpCall(t, cs, "memory_get", map[string]any{"id": id}, &got)
@@ -111,10 +126,7 @@ func TestMCPStdio(t *testing.T) {
 			if foundBilling != (tc.scope == "") {
 				t.Errorf("billing memory found=%v under scope %q", foundBilling, tc.scope)
 			}
-			cs.Close() // closes the server's stdin: it must stop cleanly
-			if code := <-done; code != 0 {
-				t.Fatalf("engram mcp exit %d: %s", code, stderr.String())
-			}
+			stop()
 		})
 	}
 }

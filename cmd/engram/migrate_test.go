@@ -20,9 +20,10 @@ func weaviateURL(t *testing.T, extra string) string {
 	return "weaviate://" + strings.TrimPrefix(base, "http://") + "?class=" + weaviatetest.Class(t, base) + extra
 }
 
-// TestMigrateRoundTrip: a file's memories (scopes, favorites, uses, vectors)
-// migrated to Weaviate and back export byte for byte as the file did, and
-// a second run of the same migration (a resume) changes nothing.
+// TestMigrateRoundTrip: a file's memories (scopes, favorites, uses, vectors,
+// episodes, supersession) migrated to Weaviate and back export byte for
+// byte as the file did, and a second run of the same migration (a resume)
+// changes nothing.
 func TestMigrateRoundTrip(t *testing.T) {
 	t.Setenv("ENGRAM_EMBEDDER", "static")
 	t.Setenv("ENGRAM_URL", "")
@@ -31,8 +32,15 @@ func TestMigrateRoundTrip(t *testing.T) {
 	var lines []string
 	for i := range 230 {
 		scope := []string{`{}`, `{"team":"a"}`, `{"team":"b","user":"u1"}`}[i%3]
-		lines = append(lines, fmt.Sprintf(`{"id":"m%03d","text":"note %d about the deploy of service %d","scope":%s,"tags":["t%d"],"favorite":%t}`,
-			i%200, i, i%7, scope, i%4, i%5 == 0))
+		extra := ""
+		if i%4 == 1 { // a turn of a conversation, said before it was stored
+			extra += fmt.Sprintf(`,"episode":"chat %d","seq":%d,"speaker":"user","occurred_at":"2023-05-0%dT10:00:00.123456789Z"`, i%3, i/4+1, i%9+1)
+		}
+		if i%17 == 3 { // a newer version of another memory (there or not)
+			extra += fmt.Sprintf(`,"supersedes":"m%03d"`, (i+197)%200)
+		}
+		lines = append(lines, fmt.Sprintf(`{"id":"m%03d","text":"note %d about the deploy of service %d","scope":%s,"tags":["t%d"],"favorite":%t%s}`,
+			i%200, i, i%7, scope, i%4, i%5 == 0, extra))
 	}
 	mustCLI(t, src, strings.Join(lines, "\n")+"\n", "import", "-")
 	mustCLI(t, src, "", "touch", "m050")

@@ -34,6 +34,9 @@ type searchFlags struct {
 	batch                        string
 	context                      bool
 	budget                       int
+	episode, asOf, now           string
+	allVersions, noDates         bool
+	neighbours                   int
 }
 
 func init() { register(newSearch) }
@@ -58,7 +61,15 @@ a bar of your own.
 With --batch FILE (or - for stdin), each line is a JSON query object
 ({"qid", "query", "limit", "scope", "type", ...}); one JSON response a line comes
 out in the same order with qid echoed. Flags apply to lines that do not set their
-own. A batch records no use unless --record is given.`,
+own. A batch records no use unless --record is given.
+
+Time: a date phrase in the query ("on 9 February, 2023", "in May 2023", "last
+week", "two years ago", "去年", "2023年5月") is read as a window of time, relative
+to --now; memories that occurred inside it rank higher (explain.boosts.time, and
+"time" in --json says which phrase was read as which window). It never hides a
+memory: --since and --until do. A search returns what is current: a memory
+another supersedes is left out, unless --include-superseded, or --as-of TIME for
+what was current then.`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if f.batch != "" {
 				return args(cobra.NoArgs)(cmd, a)
@@ -119,13 +130,21 @@ own. A batch records no use unless --record is given.`,
 	fl.StringVar(&f.batch, "batch", "", "JSONL file of queries, or - for stdin")
 	fl.BoolVar(&f.context, "context", false, "compact text for an LLM's context")
 	fl.IntVar(&f.budget, "budget", 2000, "character budget of --context output (0: unlimited)")
+	fl.StringVar(&f.episode, "episode", "", "only memories of this episode")
+	fl.StringVar(&f.asOf, "as-of", "", "what was current then (superseded later memories included, newer ones left out): same forms as --since")
+	fl.BoolVar(&f.allVersions, "include-superseded", false, "also return memories another memory supersedes")
+	fl.StringVar(&f.now, "now", "", "the time relative date phrases (\"last week\") are read from: RFC 3339 or YYYY-MM-DD (default: now)")
+	fl.BoolVar(&f.noDates, "no-dates", false, "do not read date phrases in the query as time windows to boost")
+	fl.IntVar(&f.neighbours, "neighbours", 0, fmt.Sprintf("show each result of an episode with this many turns before and after it (0–%d)", memory.MaxNeighbours))
 	return c
 }
 
 // query builds the query the flags describe (without its text).
 func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 	q := memory.Query{Limit: f.limit, Mode: f.mode, Fusion: f.fusion, RRFK: f.rrfK, Candidates: f.candidates,
-		Rerank: f.rerank, MMR: f.mmr, HyDE: f.hyde, MinRelevance: f.minRel, NoRecord: f.noRecord}
+		Rerank: f.rerank, MMR: f.mmr, HyDE: f.hyde, MinRelevance: f.minRel, NoRecord: f.noRecord,
+		IncludeSuperseded: f.allVersions, NoDates: f.noDates, Neighbours: f.neighbours}
+	q.Episode = f.episode
 	if f.limit <= 0 {
 		return q, fmt.Errorf("--limit %d: must be at least 1", f.limit)
 	}
@@ -136,19 +155,18 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 	}
 	q.Scope = scope
 	now := time.Now()
-	if f.since != "" {
-		t, err := when.Parse(f.since, now)
-		if err != nil {
-			return q, fmt.Errorf("--since: %w", err)
+	for _, t := range []struct {
+		flag, v string
+		dst     **time.Time
+	}{{"--since", f.since, &q.Since}, {"--until", f.until, &q.Until}, {"--as-of", f.asOf, &q.AsOf}, {"--now", f.now, &q.Now}} {
+		if t.v == "" {
+			continue
 		}
-		q.Since = &t
-	}
-	if f.until != "" {
-		t, err := when.Parse(f.until, now)
+		at, err := when.Parse(t.v, now)
 		if err != nil {
-			return q, fmt.Errorf("--until: %w", err)
+			return q, fmt.Errorf("%s: %w", t.flag, err)
 		}
-		q.Until = &t
+		*t.dst = &at
 	}
 	if cmd.Flags().Changed("vector-weight") {
 		w := f.vectorWeight

@@ -63,12 +63,31 @@ favorite, --favorite=false unmarks it (as engram favorite ID [--off] does).`,
 				raw := json.RawMessage(f.metadata)
 				p.Metadata = &raw
 			}
+			p.Episode = str("episode", &f.episode)
+			p.Speaker = str("speaker", &f.speaker)
+			p.Supersedes = str("supersedes", &f.supersedes)
+			if cmd.Flags().Changed("seq") {
+				p.Seq = &f.seq
+			}
+			if cmd.Flags().Changed("at") {
+				at, err := f.occurredAt()
+				if err != nil {
+					return err
+				}
+				if at.IsZero() {
+					return usagef("--at: give a time")
+				}
+				p.OccurredAt = &at
+			}
 			if cmd.Flags().Changed("favorite") {
 				on, err := parseBool(fav)
 				if err != nil {
 					return usageError{fmt.Errorf("--favorite: %w", err)}
 				}
 				p.Favorite = &on
+			}
+			if p.Empty() {
+				return usagef("update %s: no field to change: give at least one of --text, --name, --type, --tag, --favorite, … (engram help update)", a[0])
 			}
 			return e.withStore(cmd.Context(), func(db store) error {
 				m, err := db.Update(cmd.Context(), a[0], p)

@@ -55,7 +55,7 @@ type Index struct {
 	bigTF    map[uint64]float64
 
 	docTerms [][]uint32 // doc → its distinct terms' ids, ascending
-	docLen   []uint32   // doc → tokens over all fields (unweighted)
+	docLen   []uint32   // doc → tokens over all fields (weighted by LengthWeights when set)
 	present  []bool     // doc → indexed
 	n        int        // indexed documents
 	totalLen int64      // Σ docLen over indexed documents
@@ -142,15 +142,24 @@ func (ix *Index) Count(fields [][]string) Terms {
 
 func (ix *Index) count(tf map[string]float64, fields [][]string) Terms {
 	var dl int64
+	var weighted float64 // the length with LengthWeights
 	for f, toks := range fields[:min(len(fields), len(ix.p.FieldWeights))] {
 		w := ix.p.FieldWeights[f]
+		n := 0
 		for _, t := range toks {
 			if t == "" {
 				continue
 			}
 			tf[t] += w
-			dl++
+			n++
 		}
+		dl += int64(n)
+		if ix.p.LengthWeights != nil {
+			weighted += float64(n) * ix.p.LengthWeights[f]
+		}
+	}
+	if ix.p.LengthWeights != nil {
+		dl = int64(math.Min(math.Round(weighted), math.MaxUint32))
 	}
 	return Terms{tf: tf, dl: dl}
 }

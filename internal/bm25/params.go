@@ -67,6 +67,13 @@ type Params struct {
 	// A term's frequency in a document is the weighted sum of its counts per
 	// field. Weights below 1e-9 (or NaN) become 0, those above 1e9 become 1e9.
 	FieldWeights []float64
+	// LengthWeights has one weight per field for the document length the
+	// formula normalises by: a document's length is the sum over fields of
+	// its token count times the field's weight, rounded. Nil (the default,
+	// FTS5's rule) counts every token once; a weight of 0 lets a field add
+	// evidence without making its documents longer (a context field).
+	// Weights outside [0, 1e9] (or NaN) become 1; missing ones are 1.
+	LengthWeights []float64
 	// IDF selects the IDF formula; unknown values become IDFLucene.
 	IDF IDF
 }
@@ -104,6 +111,16 @@ func (p Params) sanitize() Params {
 		}
 	}
 	p.FieldWeights = w
+	if p.LengthWeights != nil {
+		lw := make([]float64, len(p.FieldWeights))
+		for i := range lw {
+			lw[i] = 1
+			if i < len(p.LengthWeights) && p.LengthWeights[i] >= 0 && p.LengthWeights[i] <= maxWeight {
+				lw[i] = p.LengthWeights[i]
+			}
+		}
+		p.LengthWeights = lw
+	}
 	if p.IDF != IDFLucene && p.IDF != IDFRobertson {
 		p.IDF = IDFLucene
 	}

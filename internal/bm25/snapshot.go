@@ -27,7 +27,8 @@ import (
 
 // snapshotVersion changes whenever the layout below does.
 // 3: the postings' documents and codes and the documents' term ids mappable.
-const snapshotVersion = 3
+// 4: the parameters carry the length weights.
+const snapshotVersion = 4
 
 // WriteSnapshot writes the index to w. The caller holds at least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
@@ -406,10 +407,24 @@ func writeParams(w *binenc.Writer, p Params) {
 	w.Float64(p.B)
 	w.Float64s(p.FieldWeights)
 	w.Uint32(uint32(p.IDF))
+	w.Bool(p.LengthWeights != nil)
+	w.Float64s(p.LengthWeights)
 }
 
 func readParams(r *binenc.Reader) Params {
-	return Params{K1: r.Float64(), B: r.Float64(), FieldWeights: r.Float64s(), IDF: IDF(r.Uint32())}
+	p := Params{K1: r.Float64(), B: r.Float64(), FieldWeights: r.Float64s(), IDF: IDF(r.Uint32())}
+	if has, lw := r.Bool(), r.Float64s(); has {
+		p.LengthWeights = nonNilFloats(lw)
+	}
+	return p
+}
+
+// nonNilFloats is s, or an empty non-nil slice for nil.
+func nonNilFloats(s []float64) []float64 {
+	if s == nil {
+		return []float64{}
+	}
+	return s
 }
 
 // sameParams compares parameters bit for bit (a snapshot is only used by an
@@ -417,7 +432,8 @@ func readParams(r *binenc.Reader) Params {
 func sameParams(a, b Params) bool {
 	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
 	return same(a.K1, b.K1) && same(a.B, b.B) && a.IDF == b.IDF &&
-		slices.EqualFunc(a.FieldWeights, b.FieldWeights, same)
+		slices.EqualFunc(a.FieldWeights, b.FieldWeights, same) &&
+		(a.LengthWeights == nil) == (b.LengthWeights == nil) && slices.EqualFunc(a.LengthWeights, b.LengthWeights, same)
 }
 
 // WriteParams writes p in the snapshot's encoding, for headers that must
@@ -433,3 +449,32 @@ func SameParams(a, b Params) bool { return sameParams(a, b) }
 // Has reports whether doc is indexed, so that a loader can check a snapshot's
 // documents against its own.
 func (ix *Index) Has(doc uint32) bool { return int(doc) < len(ix.present) && ix.present[doc] }
+
+// Doc returns doc's indexed terms with their weighted frequencies and its
+// length, read back from the inverted lists (nil when doc is absent): a
+// slow accessor for tests that check an index against what it should hold.
+func (ix *Index) Doc(doc uint32) (map[string]float64, uint32) {
+	if !ix.Has(doc) {
+		return nil, 0
+	}
+	out := make(map[string]float64, len(ix.docTerms[doc]))
+	for _, id := range ix.docTerms[doc] {
+		if c, ok := ix.lists[id].get(doc); ok {
+			out[ix.names[id]] = ix.tfAt(id, doc, c)
+		} else {
+			out[ix.names[id]] = 0 // only in zero-weight fields
+		}
+	}
+	return out, ix.docLen[doc]
+}
+
+// Expect is what Add of fields would index: the terms with a positive
+// weighted frequency, each with it, and the length.
+func (ix *Index) Expect(fields [][]string) (map[string]float64, uint32) {
+	d := ix.Count(fields)
+	out := make(map[string]float64, len(d.tf))
+	for t, v := range d.tf {
+		out[t] = v
+	}
+	return out, uint32(min(d.dl, math.MaxUint32))
+}

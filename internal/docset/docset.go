@@ -68,6 +68,13 @@ func (s *Set) And(o *Set) {
 	}
 }
 
+// AndNot removes the members of o.
+func (s *Set) AndNot(o *Set) {
+	for i := range min(len(s.words), len(o.words)) {
+		s.words[i] &^= o.words[i]
+	}
+}
+
 // ForEach calls fn for every member in increasing order until fn returns false.
 func (s *Set) ForEach(fn func(doc uint32) bool) {
 	for i, w := range s.words {

@@ -54,6 +54,13 @@ func TestSetMatchesMap(t *testing.T) {
 	if n != want {
 		t.Fatalf("intersection has %d, want %d", n, want)
 	}
+	diff := s.Clone()
+	diff.AndNot(o)
+	for d := uint32(0); d < 800; d++ {
+		if want := ref[d] && !oref[d]; diff.Has(d) != want {
+			t.Fatalf("AndNot: Has(%d) = %v, want %v", d, diff.Has(d), want)
+		}
+	}
 	var nilSet *Set
 	if !nilSet.Has(12345) {
 		t.Fatal("nil set must contain everything")

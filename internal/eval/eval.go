@@ -30,6 +30,9 @@ type Case struct {
 	Gold map[string]int `json:"gold"`
 	// Category is the data set's question class (LoCoMo 1-5); 0 when it has none.
 	Category int `json:"category,omitempty"`
+	// Groups are other classes the report breaks results down by (LoCoMo:
+	// whether the question names a date).
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Corpus is one store's worth of memories and the queries asked of it.

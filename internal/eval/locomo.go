@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engram-memory/engram/internal/datephrase"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -44,13 +45,26 @@ type LoCoMoOptions struct {
 	// Neighbours adds the text of up to this many previous and next turns of the
 	// same session to a turn's Description as context (turn level only).
 	Neighbours int
+	// Episodes stores each session as an episode: a turn's memory carries
+	// the session as its Episode, its place as Seq, its speaker as Speaker
+	// and the session's date as OccurredAt (the store's own fields, which
+	// its index and date reading use), and its text is the turn's alone. At
+	// session level each session carries its date and the conversation as
+	// its episode.
+	Episodes bool
 	// Conversations keeps only the first N conversations; 0 keeps all.
 	Conversations int
 }
 
-// DefaultLoCoMoOptions is the plain published setup: one turn a unit, written
-// "speaker: text", nothing else added.
+// DefaultLoCoMoOptions is how an agent stores a conversation: one turn a
+// memory, each session an episode with its turns' speakers and date.
 func DefaultLoCoMoOptions() LoCoMoOptions {
+	return LoCoMoOptions{Level: LevelTurn, Episodes: true}
+}
+
+// PlainLoCoMoOptions is the plain published setup: one turn a unit, written
+// "speaker: text", nothing else added.
+func PlainLoCoMoOptions() LoCoMoOptions {
 	return LoCoMoOptions{Level: LevelTurn, WithSpeaker: true}
 }
 
@@ -152,11 +166,13 @@ func ReadLoCoMo(r io.Reader, opt LoCoMoOptions) (*Dataset, error) {
 				ds.Skipped++
 				continue
 			}
+			text := strings.TrimSpace(qa.Question)
 			c.Cases = append(c.Cases, Case{
 				ID:       fmt.Sprintf("%s/q%d", name, qi+1),
-				Text:     strings.TrimSpace(qa.Question),
+				Text:     text,
 				Gold:     gold,
 				Category: qa.Category,
+				Groups:   []string{dateGroup(text)},
 			})
 		}
 		ds.Corpora = append(ds.Corpora, c)
@@ -216,6 +232,25 @@ func parseSessions(conv map[string]json.RawMessage, st *loadStats) ([]locomoSess
 	return out, nil
 }
 
+// The question groups a LoCoMo report breaks its results down by, besides
+// the categories.
+const (
+	GroupDate   = "with a date"
+	GroupNoDate = "without"
+)
+
+// dateGroup says whether a question names a date of its own ("on 9 February,
+// 2023", "in May 2023"): a phrase the date reader reads without a reference
+// time.
+func dateGroup(q string) string {
+	for _, w := range datephrase.Find(q, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		if !w.Relative {
+			return GroupDate
+		}
+	}
+	return GroupNoDate
+}
+
 // turnLine renders one turn as stored text.
 func turnLine(t locomoTurn, opt LoCoMoOptions) string {
 	s := t.Text
@@ -250,7 +285,11 @@ func turnDocs(conv string, sessions []locomoSession, opt LoCoMoOptions) []*memor
 				ID: t.DiaID, Text: turnLine(t, opt), Description: strings.Join(ctx, " | "),
 				Type: "turn", Scene: ss.key, Source: conv,
 			}
-			if !ss.when.IsZero() {
+			switch {
+			case opt.Episodes:
+				// Stored now, said then: as an agent stores a conversation.
+				m.Episode, m.Seq, m.Speaker, m.OccurredAt = ss.key, int64(i+1), t.Speaker, ss.when
+			case !ss.when.IsZero():
 				m.CreatedAt = ss.when.Add(time.Duration(i) * time.Second)
 			}
 			docs = append(docs, m)
@@ -263,12 +302,19 @@ func sessionDocs(conv string, sessions []locomoSession, opt LoCoMoOptions) []*me
 	docs := make([]*memory.Memory, 0, len(sessions))
 	for _, ss := range sessions {
 		lines := make([]string, len(ss.turns))
+		lo := opt
+		lo.WithSpeaker = opt.WithSpeaker || opt.Episodes // a session's turns are told apart by their speakers
 		for i, t := range ss.turns {
-			lines[i] = turnLine(t, opt)
+			lines[i] = turnLine(t, lo)
 		}
-		m := &memory.Memory{ID: ss.key, Text: strings.Join(lines, "\n"), Type: "session", Source: conv, CreatedAt: ss.when}
+		m := &memory.Memory{ID: ss.key, Text: strings.Join(lines, "\n"), Type: "session", Source: conv}
 		if opt.WithDate {
 			m.Description = ss.date
+		}
+		if opt.Episodes {
+			m.OccurredAt = ss.when // stored now, said then; a session has no neighbours of its own
+		} else {
+			m.CreatedAt = ss.when
 		}
 		docs = append(docs, m)
 	}

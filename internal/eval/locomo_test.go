@@ -39,7 +39,8 @@ const locomoFixture = `[
   "conversation": {"speaker_a": "Cy", "speaker_b": "Di",
    "session_1_date_time": "9:00 am on 1 January, 2024",
    "session_1": [{"speaker": "Cy", "dia_id": "D1:1", "text": "Hello"}]},
-  "qa": [{"question": "hello?", "answer": "hi", "evidence": ["D1:1"], "category": 4}]
+  "qa": [{"question": "hello?", "answer": "hi", "evidence": ["D1:1"], "category": 4},
+         {"question": "What did Cy say on 1 January, 2024?", "answer": "hello", "evidence": ["D1:1"], "category": 2}]
  }
 ]`
 
@@ -66,14 +67,31 @@ func TestLoCoMoTurnLevel(t *testing.T) {
 		t.Errorf("turn ids in order = %q (sessions sort numerically)", got)
 	}
 	d := a.Docs[1]
-	if d.Text != "Bob: I adopted a dog" || d.Description != "" || d.Scene != "session_1" || d.Type != "turn" || d.Source != "conv-a" {
+	if d.Text != "I adopted a dog" || d.Description != "" || d.Scene != "session_1" || d.Type != "turn" || d.Source != "conv-a" ||
+		d.Episode != "session_1" || d.Seq != 2 || d.Speaker != "Bob" || !d.OccurredAt.Equal(time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)) {
 		t.Errorf("turn D1:2 = %+v", d)
 	}
-	if want := time.Date(2023, 5, 8, 13, 56, 1, 0, time.UTC); !d.CreatedAt.Equal(want) {
-		t.Errorf("D1:2 created %v, want %v (session time + its index in seconds)", d.CreatedAt, want)
+	if p := loadFixture(t, PlainLoCoMoOptions()).Corpora[0].Docs[1]; p.Text != "Bob: I adopted a dog" || p.Episode != "" || p.Speaker != "" {
+		t.Errorf("the plain setup's D1:2 = %+v", p)
 	}
-	if !a.Docs[5].CreatedAt.IsZero() {
-		t.Errorf("unparsable date gave %v", a.Docs[5].CreatedAt)
+	for _, c := range append(a.Cases, ds.Corpora[1].Cases...) {
+		want := GroupNoDate
+		if strings.Contains(c.Text, "2024") {
+			want = GroupDate
+		}
+		if len(c.Groups) != 1 || c.Groups[0] != want {
+			t.Errorf("%q: groups %v, want [%s]", c.Text, c.Groups, want)
+		}
+	}
+	if !d.CreatedAt.IsZero() {
+		t.Errorf("D1:2 created %v, want none (stored now, said then)", d.CreatedAt)
+	}
+	plain := loadFixture(t, PlainLoCoMoOptions()).Corpora[0]
+	if want := time.Date(2023, 5, 8, 13, 56, 1, 0, time.UTC); !plain.Docs[1].CreatedAt.Equal(want) {
+		t.Errorf("plain D1:2 created %v, want %v (session time + its index in seconds)", plain.Docs[1].CreatedAt, want)
+	}
+	if !a.Docs[5].OccurredAt.IsZero() || !plain.Docs[5].CreatedAt.IsZero() {
+		t.Errorf("unparsable date gave %v, %v", a.Docs[5].OccurredAt, plain.Docs[5].CreatedAt)
 	}
 	wantCases := []struct {
 		id   string

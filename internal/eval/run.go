@@ -64,7 +64,9 @@ type ModeResult struct {
 	Queries    int              `json:"queries"`
 	Metrics    Metrics          `json:"metrics"`
 	Categories []CategoryResult `json:"categories,omitempty"`
-	LatencyMS  Latency          `json:"latency_ms"`
+	// Groups are the means over each group of questions (Case.Groups).
+	Groups    []GroupResult `json:"groups,omitempty"`
+	LatencyMS Latency       `json:"latency_ms"`
 	// Strategies counts the strategy each search reported it ran (a vector mode
 	// that fell back to bm25 shows here).
 	Strategies map[string]int `json:"strategies,omitempty"`
@@ -81,6 +83,13 @@ type CategoryResult struct {
 	Metrics  Metrics `json:"metrics"`
 }
 
+// GroupResult is a mode's mean metrics over one group of questions.
+type GroupResult struct {
+	Name    string  `json:"name"`
+	Queries int     `json:"queries"`
+	Metrics Metrics `json:"metrics"`
+}
+
 // Latency summarises Store.Search wall times in milliseconds (nearest rank).
 type Latency struct {
 	P50  float64 `json:"p50"`
@@ -95,6 +104,7 @@ type QueryResult struct {
 	Corpus   string   `json:"corpus"`
 	ID       string   `json:"id"`
 	Category int      `json:"category,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
 	Metrics  Metrics  `json:"metrics"`
 	Top      []string `json:"top"`
 }
@@ -301,6 +311,9 @@ type modeAcc struct {
 	sum        Metrics
 	catN       map[int]int
 	catSum     map[int]Metrics
+	groupN     map[string]int
+	groupSum   map[string]Metrics
+	groups     []string // in the order first seen
 	took       []float64
 	strategies map[string]int
 	degraded   map[string]int
@@ -308,11 +321,20 @@ type modeAcc struct {
 }
 
 func (a *modeAcc) add(corpus string, cs Case, o searchOut, keep bool) {
+	s := Score(o.ranked, cs.Gold)
 	if a.sum == nil {
 		a.sum, a.catN, a.catSum = Metrics{}, map[int]int{}, map[int]Metrics{}
+		a.groupN, a.groupSum = map[string]int{}, map[string]Metrics{}
 		a.strategies, a.degraded = map[string]int{}, map[string]int{}
 	}
-	s := Score(o.ranked, cs.Gold)
+	for _, g := range cs.Groups {
+		if a.groupSum[g] == nil {
+			a.groupSum[g] = Metrics{}
+			a.groups = append(a.groups, g)
+		}
+		a.groupN[g]++
+		addInto(a.groupSum[g], s)
+	}
 	a.n++
 	addInto(a.sum, s)
 	if cs.Category != 0 {
@@ -330,7 +352,7 @@ func (a *modeAcc) add(corpus string, cs Case, o searchOut, keep bool) {
 		a.degraded[d.Stage+": "+d.Reason]++
 	}
 	if keep {
-		a.perQuery = append(a.perQuery, QueryResult{Corpus: corpus, ID: cs.ID, Category: cs.Category, Metrics: s, Top: o.ranked[:min(10, len(o.ranked))]})
+		a.perQuery = append(a.perQuery, QueryResult{Corpus: corpus, ID: cs.ID, Category: cs.Category, Groups: cs.Groups, Metrics: s, Top: o.ranked[:min(10, len(o.ranked))]})
 	}
 }
 
@@ -349,6 +371,11 @@ func (a *modeAcc) result(name string, metrics []string, catNames map[int]string)
 	sort.Ints(cats)
 	for _, c := range cats {
 		r.Categories = append(r.Categories, CategoryResult{Category: c, Name: catNames[c], Queries: a.catN[c], Metrics: mean(a.catSum[c], a.catN[c], metrics)})
+	}
+	groups := slices.Clone(a.groups)
+	sort.Strings(groups)
+	for _, g := range groups {
+		r.Groups = append(r.Groups, GroupResult{Name: g, Queries: a.groupN[g], Metrics: mean(a.groupSum[g], a.groupN[g], metrics)})
 	}
 	return r
 }

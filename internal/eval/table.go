@@ -48,6 +48,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "\n%s by category (queries)\n", r.Metrics[0])
 		writeAligned(&b, t)
 	}
+	if t := r.groupRows(); t != nil {
+		fmt.Fprintf(&b, "\n%s by question (queries)\n", r.Metrics[0])
+		writeAligned(&b, t)
+	}
 	for _, m := range r.Modes {
 		keys := make([]string, 0, len(m.Degraded))
 		for k := range m.Degraded {
@@ -67,9 +71,6 @@ func (r *Report) WriteTable(w io.Writer) error {
 // categoryRows is the per-category table of the headline metric, or nil when
 // no mode has categories.
 func (r *Report) categoryRows() [][]string {
-	if len(r.Metrics) == 0 {
-		return nil
-	}
 	seen := map[int]string{}
 	count := map[int]int{}
 	for _, m := range r.Modes {
@@ -78,33 +79,73 @@ func (r *Report) categoryRows() [][]string {
 			count[c.Category] = max(count[c.Category], c.Queries)
 		}
 	}
-	if len(seen) == 0 {
-		return nil
-	}
 	cats := make([]int, 0, len(seen))
 	for c := range seen {
 		cats = append(cats, c)
 	}
 	sort.Ints(cats)
-	head := []string{"mode"}
-	for _, c := range cats {
+	heads := make([]string, len(cats))
+	for i, c := range cats {
 		label := strconv.Itoa(c)
 		if seen[c] != "" {
 			label += " " + seen[c]
 		}
-		head = append(head, fmt.Sprintf("%s (%d)", label, count[c]))
+		heads[i] = fmt.Sprintf("%s (%d)", label, count[c])
 	}
-	rows := [][]string{head}
+	return r.breakdown(heads, func(m ModeResult, i int) (Metrics, bool) {
+		for _, cr := range m.Categories {
+			if cr.Category == cats[i] {
+				return cr.Metrics, true
+			}
+		}
+		return nil, false
+	})
+}
+
+// groupRows is the per-group table of the headline metric, or nil when no
+// mode has groups.
+func (r *Report) groupRows() [][]string {
+	count := map[string]int{}
+	var names []string
+	for _, m := range r.Modes {
+		for _, g := range m.Groups {
+			if _, ok := count[g.Name]; !ok {
+				names = append(names, g.Name)
+			}
+			count[g.Name] = max(count[g.Name], g.Queries)
+		}
+	}
+	sort.Strings(names)
+	heads := make([]string, len(names))
+	for i, g := range names {
+		heads[i] = fmt.Sprintf("%s (%d)", g, count[g])
+	}
+	return r.breakdown(heads, func(m ModeResult, i int) (Metrics, bool) {
+		for _, gr := range m.Groups {
+			if gr.Name == names[i] {
+				return gr.Metrics, true
+			}
+		}
+		return nil, false
+	})
+}
+
+// breakdown is a table of the headline metric: a column per head, a row per
+// mode, each cell what cell finds for the mode and column ("-" for none);
+// nil without heads or metrics.
+func (r *Report) breakdown(heads []string, cell func(m ModeResult, col int) (Metrics, bool)) [][]string {
+	if len(heads) == 0 || len(r.Metrics) == 0 {
+		return nil
+	}
+	rows := [][]string{append([]string{"mode"}, heads...)}
 	for _, m := range r.Modes {
 		row := []string{m.Name}
-		for _, c := range cats {
-			cell := "-"
-			for _, cr := range m.Categories {
-				if cr.Category == c {
-					cell = fmtMetric(cr.Metrics, r.Metrics[0])
-				}
+		for i := range heads {
+			v := "-"
+			if ms, ok := cell(m, i); ok {
+				v = fmtMetric(ms, r.Metrics[0])
 			}
-			row = append(row, cell)
+			row = append(row, v)
 		}
 		rows = append(rows, row)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/excerpt"
@@ -48,11 +49,19 @@ type ContextOptions struct {
 
 // FitContext fits results into the budget as Context lines by the delivery
 // rule (Deliver) and returns the results shown, in order, Excerpt set on
-// those shown cut, and the text.
+// those shown cut, and the text. A result with neighbours (Result.Neighbours)
+// is shown in one line with them, in episode order; results of one episode
+// whose turns meet or overlap share one line, at the place of the best.
 func FitContext(results []memory.Result, o ContextOptions) ([]memory.Result, string) {
-	entries := make([]Entry, len(results))
-	for i, r := range results {
-		entries[i] = Entry{Head: contextHead(r), Body: OneLine(r.Text), Mark: ExcerptMark(r.ID)}
+	blocks := episodeBlocks(results)
+	entries := make([]Entry, len(blocks))
+	for i, b := range blocks {
+		r := results[b.members[0]]
+		body := EpisodeText(memory.Result{Text: r.Text, Speaker: r.Speaker})
+		if len(b.turns) > 0 {
+			body = b.text()
+		}
+		entries[i] = Entry{Head: contextHead(r), Body: body, Mark: ExcerptMark(r.ID)}
 	}
 	passage := o.Passage
 	if passage == nil {
@@ -64,11 +73,14 @@ func FitContext(results []memory.Result, o ContextOptions) ([]memory.Result, str
 		do.More = func(k int) string { return fmt.Sprintf("(+%d more not shown)", k) }
 	}
 	shown, text := Deliver(entries, do)
-	out := make([]memory.Result, len(shown))
-	for i, s := range shown {
-		out[i] = results[s.Index]
-		if s.Cut {
-			out[i].Excerpt = s.Body
+	out := make([]memory.Result, 0, len(shown))
+	for _, s := range shown {
+		for _, j := range blocks[s.Index].members {
+			r := results[j]
+			if s.Cut {
+				r.Excerpt = s.Body
+			}
+			out = append(out, r)
 		}
 	}
 	return out, text
@@ -131,13 +143,18 @@ func ContextLen(r memory.Result) int {
 	return utf8.RuneCountInString(contextHead(r)+OneLine(r.Text)) + 1
 }
 
-// contextHead starts a memory's compact line: "- [type date] name: ".
+// contextHead starts a memory's compact line: "- [type date] name: ", the
+// date the day it occurred.
 func contextHead(r memory.Result) string {
 	var b strings.Builder
 	b.WriteString("- [")
 	b.WriteString(r.Type)
-	if !r.CreatedAt.IsZero() {
-		b.WriteString(" " + r.CreatedAt.Format("2006-01-02"))
+	when := r.OccurredAt
+	if when.IsZero() {
+		when = r.CreatedAt
+	}
+	if !when.IsZero() {
+		b.WriteString(" " + when.Format("2006-01-02"))
 	}
 	b.WriteString("] ")
 	if r.Name != "" {
@@ -187,6 +204,10 @@ func Explained(w io.Writer, resp *memory.Response) error {
 	for _, d := range resp.Degraded {
 		fmt.Fprintf(&b, "degraded: %s: %s\n", d.Stage, d.Reason)
 	}
+	for _, w := range resp.Time {
+		fmt.Fprintf(&b, "time: %q read as %s to %s (what occurred then ×%g)\n", w.Phrase,
+			w.Since.Format(time.RFC3339), w.Until.Format(time.RFC3339), w.Boost)
+	}
 	if len(resp.Results) == 0 {
 		b.WriteString("no results\n")
 	}
@@ -198,6 +219,9 @@ func Explained(w io.Writer, resp *memory.Response) error {
 			title = r.Name + ": "
 		}
 		fmt.Fprintf(&b, "    [%s] %s\n", r.Type, Truncate(title+OneLine(r.Text), 160))
+		if r.SupersededBy != "" {
+			fmt.Fprintf(&b, "    (superseded by %s)\n", r.SupersededBy)
+		}
 		if r.Explain != nil && r.Explain.Relevance >= resp.RelevanceBar {
 			relevant++
 		}
@@ -231,6 +255,9 @@ func explainLine(e *memory.Explain) string {
 	}
 	if e.Boosts.Demand > 1 {
 		parts = append(parts, fmt.Sprintf("demand ×%.3f", e.Boosts.Demand))
+	}
+	if e.Boosts.Time > 1 {
+		parts = append(parts, fmt.Sprintf("time ×%g", e.Boosts.Time))
 	}
 	if e.Rerank != nil {
 		parts = append(parts, fmt.Sprintf("rerank %.3f (was #%d)", e.Rerank.Score, e.Rerank.PreRank))

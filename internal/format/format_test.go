@@ -25,10 +25,10 @@ func sampleResponse() *memory.Response {
 		Fusion:   &memory.FusionInfo{Method: "rrf", K: 60, Weights: map[string]float64{"bm25": 1, "vector": 0.1}, WeightSource: "model", Candidates: 50},
 		Degraded: []memory.Degraded{{Stage: "rerank", Reason: "no reranker configured"}},
 		Results: []memory.Result{
-			{ID: "01A", Name: "Cold start", Text: "After a deploy the first request is slow:\nthe pool is empty.", Type: "fact", CreatedAt: at, Score: 0.0198,
+			{ID: "01A", Name: "Cold start", Text: "After a deploy the first request is slow:\nthe pool is empty.", Type: "fact", CreatedAt: at, OccurredAt: at, Score: 0.0198,
 				Explain: &memory.Explain{BM25: &memory.LegBM25{Rank: 1, Score: 9.56}, Vector: &memory.LegVector{Rank: 2, Cosine: 0.55}, RRF: 0.0180,
 					Boosts: memory.Boosts{Favorite: 1.15, Demand: 1.0165}, Relevance: 0.61}},
-			{ID: "01B", Text: "Retry outgoing HTTP calls three times with jitter.", Type: "instruction", CreatedAt: at, Score: 0.0016,
+			{ID: "01B", Text: "Retry outgoing HTTP calls three times with jitter.", Type: "instruction", CreatedAt: at, OccurredAt: at, Score: 0.0016,
 				Explain: &memory.Explain{Vector: &memory.LegVector{Rank: 1, Cosine: 0.34}, RRF: 0.0016, Boosts: memory.Boosts{Favorite: 1, Demand: 1}, Relevance: 0.1}},
 		},
 	}
@@ -40,6 +40,21 @@ func TestExplainedGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "explained.txt", buf.Bytes())
+}
+
+// TestExplainedTime: the date phrase read, the boost it gave, and a result a
+// newer memory supersedes.
+func TestExplainedTime(t *testing.T) {
+	resp := sampleResponse()
+	resp.Time = []memory.TimeWindow{{Phrase: "in May 2023", Since: time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC),
+		Until: time.Date(2023, 6, 1, 0, 0, 0, 0, time.UTC), Boost: 1.5}}
+	resp.Results[0].Explain.Boosts.Time = 1.5
+	resp.Results[1].SupersededBy = "01C"
+	var buf bytes.Buffer
+	if err := Explained(&buf, resp); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "explained_time.txt", buf.Bytes())
 }
 
 func TestJSONGolden(t *testing.T) {
@@ -106,6 +121,53 @@ func TestFit(t *testing.T) {
 			if n := utf8.RuneCountInString(got); tc.budget > 0 && tc.header != "header" && n > tc.budget {
 				t.Fatalf("%d runes over a budget of %d", n, tc.budget)
 			}
+		})
+	}
+}
+
+// episodeResults are turns of one conversation found by a search, with their
+// neighbours: the answer turn (seq 4) and the turn after the next (seq 6)
+// meet, so they share a line; a turn of another session stands alone.
+func episodeResults() []memory.Result {
+	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	turn := func(id string, seq int64, speaker, text string) memory.Neighbour {
+		return memory.Neighbour{ID: id, Seq: seq, Speaker: speaker, Text: text, OccurredAt: day}
+	}
+	res := func(n memory.Neighbour, episode string, neighbours ...memory.Neighbour) memory.Result {
+		return memory.Result{ID: n.ID, Text: n.Text, Type: "turn", Episode: episode, Seq: n.Seq, Speaker: n.Speaker,
+			OccurredAt: day, CreatedAt: at, Neighbours: neighbours}
+	}
+	q := turn("D3:3", 3, "Melanie", "What kind are they?")
+	a := turn("D3:4", 4, "Caroline", "They're called Peruvian Lilies.")
+	n5 := turn("D3:5", 5, "Melanie", "Lovely, they last for weeks.")
+	n6 := turn("D3:6", 6, "Caroline", "I keep them by the window.")
+	n7 := turn("D3:7", 7, "Melanie", "Mine never get enough light.")
+	other := turn("D9:1", 1, "Caroline", "The lilies are flowering again.")
+	return []memory.Result{
+		res(a, "session_3", q, n5),
+		res(other, "session_9"),
+		res(n6, "session_3", n5, n7),
+		{ID: "01N", Text: "Caroline likes flowers.", Type: "fact", CreatedAt: at, OccurredAt: at},
+	}
+}
+
+func TestContextEpisodes(t *testing.T) {
+	for _, c := range []struct {
+		name, golden  string
+		budget, shown int
+	}{
+		{"whole", "context_episode.txt", 0, 4},
+		{"cut", "context_episode_120.txt", 120, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shown, text := FitContext(episodeResults(), ContextOptions{Budget: c.budget})
+			if len(shown) != c.shown {
+				t.Fatalf("%d results shown, want %d:\n%s", len(shown), c.shown, text)
+			}
+			if n := utf8.RuneCountInString(text); c.budget > 0 && n > c.budget {
+				t.Fatalf("%d characters over a budget of %d", n, c.budget)
+			}
+			checkGolden(t, c.golden, []byte(text))
 		})
 	}
 }

@@ -33,7 +33,8 @@ func (ix *Index) Footprint() Footprint {
 			continue
 		}
 		f.Memories += int64(unsafe.Sizeof(*m)) + int64(len(m.ID)+len(m.Name)+len(m.Description)+len(m.Text)+
-			len(m.Type)+len(m.Scene)+len(m.Source)+len(m.ContentHash)+cap(m.Metadata)) + 16*int64(cap(m.Tags))
+			len(m.Type)+len(m.Scene)+len(m.Source)+len(m.ContentHash)+len(m.Episode)+len(m.Speaker)+len(m.Supersedes)+
+			cap(m.Metadata)) + 16*int64(cap(m.Tags))
 		for _, t := range m.Tags {
 			f.Memories += int64(len(t))
 		}
@@ -47,8 +48,15 @@ func (ix *Index) Footprint() Footprint {
 	for k := range ix.byKey {
 		f.Lookup += mapEntry + 4 + 16 + int64(len(k))
 	}
-	f.Lookup += 8*int64(cap(ix.created)) + 4*int64(cap(ix.free))
-	for _, p := range []map[string]*docset.Set{ix.scope, ix.types, ix.scenes, ix.sources, ix.tags} {
+	f.Lookup += 8*int64(cap(ix.created)+cap(ix.occurred)+cap(ix.superAt)) + 4*int64(cap(ix.free))
+	for k, l := range ix.episodes {
+		f.Lookup += mapEntry + 24 + int64(len(k)) + 4*int64(cap(l))
+	}
+	for k, l := range ix.supersOf {
+		f.Lookup += mapEntry + 24 + int64(len(k)) + 4*int64(cap(l))
+	}
+	f.Lookup += ix.superseded.Bytes()
+	for _, p := range []map[string]*docset.Set{ix.scope, ix.types, ix.scenes, ix.sources, ix.tags, ix.episodeP, ix.supersedesP} {
 		for k, s := range p {
 			f.Lookup += mapEntry + 24 + int64(len(k)) + s.Bytes()
 		}

@@ -199,7 +199,7 @@ func TestGraphSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadSnapshot(secs, tokenize.New(tokenize.DefaultOptions()), ix.bm.Params(), ANNOptions{GraphMin: -1, Policy: ann.Policy{ExactBelow: -1, Ef: 32}})
+	got, err := ReadSnapshot(secs, tokenize.New(tokenize.DefaultOptions()), ix.bm.Params(), ix.ctx, ANNOptions{GraphMin: -1, Policy: ann.Policy{ExactBelow: -1, Ef: 32}})
 	if err == nil {
 		err = secs.Done()
 	}

@@ -14,13 +14,30 @@ import (
 	"github.com/engram-memory/engram/memory"
 )
 
-// Fields indexed by BM25, in this order.
+// Fields indexed by BM25, in this order: a memory's own (name, description,
+// text, speaker), its neighbours' text (context) and its day (date); see
+// episode.go.
 const (
 	FieldName = iota
 	FieldDescription
 	FieldText
+	FieldSpeaker
+	FieldContext
+	FieldDate
 	NumFields
 )
+
+// DefaultFieldWeights are BM25's field weights, in field order: the context
+// and date fields count for less than a memory's own words (measured on
+// LoCoMo; README, "Conversations and time").
+func DefaultFieldWeights() []float64 { return []float64{1, 1, 1, 1, 0.3, 0.3} }
+
+// DefaultLengthWeights are BM25's length weights (bm25.Params.LengthWeights):
+// the context makes a memory longer, as its own words do, so that a turn
+// with long neighbours is not favoured over the turn that holds the answer
+// (measured on LoCoMo: hit@1 0.33 with the context left out of the length,
+// 0.43 with it in), while the few date terms do not.
+func DefaultLengthWeights() []float64 { return []float64{1, 1, 1, 1, 1, 0} }
 
 // Index holds every memory of a store and the structures that search them. It
 // is not safe for concurrent writes: callers hold a write lock for Put and
@@ -39,13 +56,31 @@ type Index struct {
 	wantGraphs bool
 	building   map[string]*GraphBuild // builds under way, by model
 
-	docs    []*memory.Memory  // by doc number; nil for a free slot
-	created []int64           // created_at (unix nanos) by doc number
-	byKey   map[string]uint32 // memory.Key → doc: ids are per-scope namespaces
-	free    []uint32
+	docs     []*memory.Memory  // by doc number; nil for a free slot
+	created  []int64           // created_at (unix nanos) by doc number
+	occurred []int64           // occurred_at (unix nanos) by doc number
+	superAt  []int64           // when a superseding memory occurred, by doc number; noSuperseder for none
+	byKey    map[string]uint32 // memory.Key → doc: ids are per-scope namespaces
+	free     []uint32
 
 	// Filter postings: "key=value" for scope, and exact values for the rest.
 	scope, types, scenes, sources, tags map[string]*docset.Set
+	episodeP, supersedesP               map[string]*docset.Set
+
+	// Episodes and context (episode.go): what the context fields hold, each
+	// episode's documents in episode order, and, during a batch, the
+	// documents to re-index at its end with their tokens when known.
+	ctx      ContextOptions
+	episodes map[string][]uint32
+	batch    int
+	dirty    map[uint32]struct{}
+	stash    map[uint32]*fieldTokens
+
+	// Supersession (supersede.go): superseded key → documents superseding
+	// it, and the documents superseded.
+	supersOf    map[string][]uint32
+	superseded  docset.Set
+	nSuperseded int
 
 	// Interned: the memories of one scope share one Scope map, and those
 	// embedded by one model one Embedding (model and dimension), instead of
@@ -57,19 +92,21 @@ type Index struct {
 // New returns an empty index.
 func New(tok *tokenize.Tokenizer, p bm25.Params) *Index {
 	return &Index{
-		tok:      tok,
-		bm:       bm25.New(p),
-		vecs:     map[string]*vector.Index{},
-		graphs:   map[string]*ann.Graph{},
-		building: map[string]*GraphBuild{},
-		byKey:    map[string]uint32{},
-		scope:    map[string]*docset.Set{},
-		types:    map[string]*docset.Set{},
-		scenes:   map[string]*docset.Set{},
-		sources:  map[string]*docset.Set{},
-		tags:     map[string]*docset.Set{},
-		scopes:   map[string]map[string]string{},
-		embeds:   map[embedKey]*memory.Embedding{},
+		tok:         tok,
+		bm:          bm25.New(p),
+		vecs:        map[string]*vector.Index{},
+		graphs:      map[string]*ann.Graph{},
+		building:    map[string]*GraphBuild{},
+		byKey:       map[string]uint32{},
+		scope:       map[string]*docset.Set{},
+		types:       map[string]*docset.Set{},
+		scenes:      map[string]*docset.Set{},
+		sources:     map[string]*docset.Set{},
+		tags:        map[string]*docset.Set{},
+		episodeP:    map[string]*docset.Set{},
+		supersedesP: map[string]*docset.Set{},
+		scopes:      map[string]map[string]string{},
+		embeds:      map[embedKey]*memory.Embedding{},
 	}
 }
 
@@ -84,14 +121,21 @@ func (ix *Index) Tokenizer() *tokenize.Tokenizer { return ix.tok }
 type Analyzed struct {
 	m     *memory.Memory
 	terms bm25.Terms
-	row   *vector.Row // nil: no usable vector
+	toks  *fieldTokens // instead of terms, for a memory whose context needs its neighbours
+	row   *vector.Row  // nil: no usable vector
 }
 
 // Analyze tokenizes and counts m's fields and prepares its vector for
 // PutAnalyzed. It only reads the index's settings, so loaders may call it
 // concurrently without the write lock.
 func (ix *Index) Analyze(m *memory.Memory) Analyzed {
-	a := Analyzed{m: m, terms: ix.bm.Count([][]string{ix.tok.Tokens(m.Name), ix.tok.Tokens(m.Description), ix.tok.Tokens(m.Text)})}
+	a := Analyzed{m: m}
+	ft := ix.tokens(m)
+	if ix.needsContext(m) {
+		a.toks = ft // counted under the write lock, with the neighbours' text
+	} else {
+		a.terms = ix.bm.Count(ft[:])
+	}
 	if e := m.Embedding; e != nil && len(e.Vector) > 0 {
 		// A zero or non-finite vector is left out of the vector leg; the memory
 		// is still found by keywords.
@@ -123,17 +167,36 @@ func (ix *Index) Put(m *memory.Memory) { ix.PutAnalyzed(ix.Analyze(m)) }
 // goes back for another Analyze).
 func (ix *Index) PutAnalyzed(a Analyzed) {
 	m := a.m
+	m.Superseded = nil // derived: set below from what the index holds
 	key := m.Key()
 	doc, ok := ix.byKey[key]
+	var old *memory.Memory
 	if ok {
+		old = ix.docs[doc]
 		ix.unpost(doc)
+		ix.detach(doc, old, m)
 	} else {
 		doc = ix.alloc()
 		ix.byKey[key] = doc
 	}
 	ix.docs[doc] = m
 	ix.created[doc] = m.CreatedAt.UnixNano()
-	ix.bm.AddTerms(doc, a.terms)
+	ix.occurred[doc] = m.OccurredAt.UnixNano()
+	ix.superAt[doc] = noSuperseder
+	if a.toks != nil {
+		if ix.stash == nil {
+			ix.stash = map[uint32]*fieldTokens{}
+		}
+		ix.stash[doc] = a.toks
+		ix.mark(doc)
+	} else {
+		ix.bm.AddTerms(doc, a.terms)
+	}
+	if old == nil || !episodeUnchanged(old, m) {
+		ix.episodeInsert(doc, m)
+	} // else it keeps its place in the list, and its neighbours their context
+	post(ix.episodeP, m.Episode, doc)
+	post(ix.supersedesP, m.Supersedes, doc)
 	if e := m.Embedding; e != nil && a.row != nil {
 		vi := ix.vecs[e.Model]
 		if vi == nil || (vi.Len() == 0 && vi.Dim() != e.Dim) {
@@ -156,6 +219,22 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 	for _, t := range m.Tags {
 		post(ix.tags, t, doc)
 	}
+	// Last: it may replace ix.docs[doc] by a copy of the finished m.
+	ix.supersedeInsert(doc, m)
+	if ix.batch == 0 {
+		ix.flush()
+	}
+}
+
+// detach takes doc, whose memory old is being replaced by m (nil: deleted),
+// out of its episode list (unless m keeps its place and text) and out of
+// what it superseded.
+func (ix *Index) detach(doc uint32, old, m *memory.Memory) {
+	if m == nil || !episodeUnchanged(old, m) {
+		ix.episodeRemove(doc, old)
+	}
+	ix.supersedeRemove(doc, old)
+	delete(ix.stash, doc)
 }
 
 // SetUsage refreshes the use statistics (uses, demand) of an indexed memory
@@ -184,10 +263,16 @@ func (ix *Index) Delete(key string) {
 	if !ok {
 		return
 	}
+	old := ix.docs[doc]
 	ix.unpost(doc)
+	ix.detach(doc, old, nil)
 	delete(ix.byKey, key)
 	ix.docs[doc] = nil
+	ix.setSuperAt(doc, nil)
 	ix.free = append(ix.free, doc)
+	if ix.batch == 0 {
+		ix.flush()
+	}
 }
 
 func (ix *Index) alloc() uint32 {
@@ -198,6 +283,8 @@ func (ix *Index) alloc() uint32 {
 	}
 	ix.docs = append(ix.docs, nil)
 	ix.created = append(ix.created, 0)
+	ix.occurred = append(ix.occurred, 0)
+	ix.superAt = append(ix.superAt, noSuperseder)
 	return uint32(len(ix.docs) - 1)
 }
 
@@ -220,6 +307,8 @@ func (ix *Index) unpost(doc uint32) {
 	for _, t := range m.Tags {
 		unpost(ix.tags, t, doc)
 	}
+	unpost(ix.episodeP, m.Episode, doc)
+	unpost(ix.supersedesP, m.Supersedes, doc)
 }
 
 func post(p map[string]*docset.Set, key string, doc uint32) {
@@ -310,6 +399,12 @@ func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
 	for _, t := range f.Tags {
 		and(ix.tags[t])
 	}
+	if f.Episode != "" {
+		and(ix.episodeP[f.Episode])
+	}
+	if f.Supersedes != "" {
+		and(ix.supersedesP[f.Supersedes])
+	}
 	if f.Since != nil || f.Until != nil {
 		span := docset.New(len(ix.docs))
 		lo, hi := int64(-1<<63), int64(1<<63-1)
@@ -325,6 +420,34 @@ func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
 			}
 		}
 		and(span)
+	}
+	// Last, on the smallest set: what is current (nothing to remove, and
+	// nil kept, when no memory is superseded).
+	if f.AsOf != nil {
+		and(ix.asOf(f.AsOf.UnixNano()))
+	} else if f.Current {
+		if cur, ok := ix.current(out); ok {
+			out = cur
+		}
+	}
+	return out
+}
+
+// OccurredIn is the set of documents in allow (nil: all) that occurred
+// inside one of the windows.
+func (ix *Index) OccurredIn(windows []memory.TimeWindow, allow *docset.Set) *docset.Set {
+	out := docset.New(len(ix.docs))
+	for doc, m := range ix.docs {
+		if m == nil || !allow.Has(uint32(doc)) {
+			continue
+		}
+		t := ix.occurred[doc]
+		for _, w := range windows {
+			if t >= w.Since.UnixNano() && t < w.Until.UnixNano() {
+				out.Add(uint32(doc))
+				break
+			}
+		}
 	}
 	return out
 }

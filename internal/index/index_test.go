@@ -13,7 +13,9 @@ import (
 )
 
 func newIndex() *Index {
-	return New(tokenize.New(tokenize.DefaultOptions()), bm25.DefaultParams(NumFields))
+	ix := New(tokenize.New(tokenize.DefaultOptions()), bm25.DefaultParams(NumFields))
+	ix.SetContext(DefaultContext)
+	return ix
 }
 
 func randomMemory(r *rand.Rand, i int) *memory.Memory {
@@ -40,6 +42,18 @@ func randomMemory(r *rand.Rand, i int) *memory.Memory {
 	}
 	if r.Intn(2) == 0 {
 		m.Embedding = &memory.Embedding{Model: "m", Dim: 3, Vector: []float32{r.Float32() + 0.1, r.Float32(), r.Float32()}}
+	}
+	m.OccurredAt = m.CreatedAt.Add(-time.Duration(r.Intn(3)) * 24 * time.Hour)
+	if r.Intn(2) == 0 { // a turn of one of a few conversations
+		m.Episode = pick("chat 1", "chat 2", "chat 3")
+		m.Seq = int64(r.Intn(6))
+		m.Speaker = pick("Caroline", "Melanie", "")
+	}
+	if r.Intn(6) == 0 {
+		m.Supersedes = fmt.Sprintf("m%04d", r.Intn(i+1))
+		if m.Supersedes == m.ID {
+			m.Supersedes = ""
+		}
 	}
 	return m
 }
@@ -75,6 +89,19 @@ func randomFilter(r *rand.Rand) memory.Filter {
 		t := time.Unix(int64(500+r.Intn(600)), 0)
 		f.Until = &t
 	}
+	if r.Intn(4) == 0 {
+		f.Episode = []string{"chat 1", "chat 3", "none"}[r.Intn(3)]
+	}
+	if r.Intn(6) == 0 {
+		f.Supersedes = fmt.Sprintf("m%04d", r.Intn(400))
+	}
+	switch r.Intn(4) {
+	case 0:
+		f.Current = true
+	case 1:
+		t := time.Unix(int64(r.Intn(1200))-100000, 0)
+		f.AsOf = &t
+	}
 	return f
 }
 
@@ -108,12 +135,13 @@ func TestAllowedMatchesFilter(t *testing.T) {
 		for range 20 {
 			f := randomFilter(r)
 			allow := ix.Allowed(&f)
-			if f.Empty() != (allow == nil) {
-				t.Fatalf("filter %+v: empty=%v but allowed set nil=%v", f, f.Empty(), allow == nil)
+			if f.Empty() && allow != nil {
+				t.Fatalf("filter %+v: empty but an allowed set", f)
 			}
 			got := map[string]bool{}
 			ix.Each(allow, func(m *memory.Memory) bool { got[m.Key()] = true; return true })
-			for id, m := range live {
+			for id := range live {
+				m := ix.Get(id) // with what the index derives (its supersession)
 				if want := f.Match(m); got[id] != want {
 					t.Fatalf("filter %+v, memory %+v: allowed %v, Match %v", f, m, got[id], want)
 				}
@@ -125,6 +153,9 @@ func TestAllowedMatchesFilter(t *testing.T) {
 	}
 	if ix.Len() != len(live) {
 		t.Fatalf("Len %d, want %d", ix.Len(), len(live))
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -151,5 +182,32 @@ func TestSetUsageKeepsIndexing(t *testing.T) {
 	var empty *docset.Set
 	if !empty.Has(0) {
 		t.Fatal("nil set must allow everything")
+	}
+}
+
+// TestSupersededOnArrival: a memory whose successor was indexed first is
+// superseded as it arrives, and is indexed like any other (its vector in
+// the vector index, not on the memory; its scope shared).
+func TestSupersededOnArrival(t *testing.T) {
+	ix := newIndex()
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	scope := map[string]string{"team": "a"}
+	newer := &memory.Memory{ID: "new", Text: "Sam lives in Oslo", Scope: map[string]string{"team": "a"}, Supersedes: "old", CreatedAt: at, OccurredAt: at}
+	old := &memory.Memory{ID: "old", Text: "Sam lives in Porto", Scope: scope, CreatedAt: at, OccurredAt: at.AddDate(-2, 0, 0),
+		Embedding: &memory.Embedding{Model: "m", Dim: 3, Vector: []float32{1, 0, 0}}}
+	ix.Put(newer)
+	ix.Put(old)
+	got := ix.Get(old.Key())
+	if got.Superseded == nil || got.Superseded.By != "new" || !got.Superseded.At.Equal(at) {
+		t.Fatalf("superseded %+v", got.Superseded)
+	}
+	if got.Embedding == nil || got.Embedding.Vector != nil || ix.Vectors("m").Len() != 1 {
+		t.Fatalf("the superseded memory keeps its vector: %+v", got.Embedding)
+	}
+	if n := ix.Get(newer.Key()); fmt.Sprintf("%p", n.Scope) != fmt.Sprintf("%p", got.Scope) {
+		t.Fatal("the two memories of one scope do not share its interned map")
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
 	}
 }

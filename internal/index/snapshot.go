@@ -35,7 +35,8 @@ import (
 // chunks of snapshotChunk slots, BM25, then per model its vectors and graph.
 // 5: BM25's large arrays mappable (bm25 snapshot version 3).
 // 6: the vectors carry their sign sketches (vector snapshot version 4).
-const snapshotVersion = 6
+// 7: the episode fields and supersedes; the context options in the head.
+const snapshotVersion = 7
 
 // snapshotChunk is the number of document slots per memories section that
 // WriteSnapshot writes (the head records it): small enough that the chunks of
@@ -66,6 +67,8 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	o := ix.tok.Options()
 	w.Bool(o.Stem)
 	w.Bool(o.Stopwords)
+	w.Uint32(uint32(ix.ctx.Neighbours))
+	w.Bool(ix.ctx.Dates)
 	w.Uint64(uint64(len(ix.docs)))
 	chunk := snapshotChunk
 	w.Uint64(uint64(chunk))
@@ -104,17 +107,18 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 }
 
 // ReadSnapshot reads an index written by WriteSnapshot from the next
-// sections of s, for tokenizer tok and BM25 parameters p, which must equal
-// those it was written with; ao configures the approximate index from here
+// sections of s, for tokenizer tok, BM25 parameters p and context options
+// co, which must equal those it was written with; ao configures the approximate index from here
 // on (a graph in the snapshot is used as it is, never rebuilt). The sections
 // are verified and decoded on up to GOMAXPROCS goroutines, and the lookups
 // (key map, filter postings) built from each chunk of memories as it
 // arrives; every goroutine has ended when it returns. Any inconsistency, or
 // a section whose checksum fails, is an error.
-func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao ANNOptions) (*Index, error) {
+func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co ContextOptions, ao ANNOptions) (*Index, error) {
 	defer pauseGC()() // gcpause.go
 	ix := New(tok, p)
 	ix.SetANN(ao)
+	ix.SetContext(co)
 	head := s.Next()
 	if v := head.Uint32(); head.Err() == nil && v != snapshotVersion {
 		head.Corruptf("index snapshot version %d, want %d", v, snapshotVersion)
@@ -122,6 +126,9 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao
 	o := tok.Options()
 	if stem, stop := head.Bool(), head.Bool(); head.Err() == nil && (stem != o.Stem || stop != o.Stopwords) {
 		head.Corruptf("index snapshot tokenizer (stem %t, stopwords %t) differs from (stem %t, stopwords %t)", stem, stop, o.Stem, o.Stopwords)
+	}
+	if nb, dates := head.Uint32(), head.Bool(); head.Err() == nil && (int(nb) != ix.ctx.Neighbours || dates != ix.ctx.Dates) {
+		head.Corruptf("index snapshot context (%d neighbours, dates %t) differs from (%d neighbours, dates %t)", nb, dates, ix.ctx.Neighbours, ix.ctx.Dates)
 	}
 	slots, chunk := head.Uint64(), head.Uint64()
 	if head.Err() == nil && (chunk < 1 || chunk > maxSnapshotChunk) {
@@ -167,6 +174,8 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao
 	n := int(slots)
 	ix.docs = make([]*memory.Memory, n)
 	ix.created = make([]int64, n)
+	ix.occurred = make([]int64, n)
+	ix.superAt = make([]int64, n)
 	ix.byKey = make(map[string]uint32, max(0, n-len(ix.free)))
 
 	var (
@@ -303,6 +312,9 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, ao
 			return corrupt("memory %d missing from BM25", doc)
 		}
 	}
+	// Derived, not stored: the episode lists and what supersedes what.
+	ix.rebuildEpisodes()
+	ix.rebuildSupersession()
 	ix.wantGraphs = true // a model past the threshold without a graph gets one built
 	return ix, nil
 }
@@ -358,6 +370,7 @@ func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, key
 		}
 		ix.docs[doc] = m
 		ix.created[doc] = m.CreatedAt.UnixNano()
+		ix.occurred[doc] = m.OccurredAt.UnixNano()
 		json := "{}"
 		if len(m.Scope) > 0 {
 			id := *(*unsafe.Pointer)(unsafe.Pointer(&m.Scope)) // the map's identity
@@ -419,6 +432,8 @@ func (ix *Index) indexPostings(lo, hi int, keys *chunkKeys) error {
 		for _, t := range m.Tags {
 			post(ix.tags, t, uint32(doc))
 		}
+		post(ix.episodeP, m.Episode, uint32(doc))
+		post(ix.supersedesP, m.Supersedes, uint32(doc))
 	}
 	return nil
 }
@@ -451,7 +466,7 @@ func (ix *Index) docAt(doc uint32) *memory.Memory {
 // values, the tags, the embedding's model), then its other fields: a reader
 // makes one allocation for all its text, and finds the scope and embedding
 // it shares with other memories (interned, index.go) without allocating.
-const memoryStrings = 8 // ID … ContentHash
+const memoryStrings = 11 // ID … ContentHash, Episode, Speaker, Supersedes
 
 // memoryCodec holds an encoder's or decoder's scratch space, and a
 // decoder's arenas: the memories it decodes share their text and tag lists
@@ -542,7 +557,7 @@ func (c *memoryCodec) write(w *binenc.Writer, m *memory.Memory) {
 	}
 	w.Uint32(flags)
 	c.lens, c.blob = c.lens[:0], c.blob[:0]
-	for _, f := range []string{m.ID, m.Name, m.Description, m.Text, m.Type, m.Scene, m.Source, m.ContentHash} {
+	for _, f := range []string{m.ID, m.Name, m.Description, m.Text, m.Type, m.Scene, m.Source, m.ContentHash, m.Episode, m.Speaker, m.Supersedes} {
 		c.add(f)
 	}
 	keys := make([]string, 0, len(m.Scope))
@@ -567,6 +582,8 @@ func (c *memoryCodec) write(w *binenc.Writer, m *memory.Memory) {
 	w.Bytes(m.Metadata)
 	writeTime(w, m.CreatedAt)
 	writeTime(w, m.UpdatedAt)
+	writeTime(w, m.OccurredAt)
+	w.Int64(m.Seq)
 	w.Int64(m.Uses)
 	w.Float64(m.Demand)
 	if m.DemandAt != nil {
@@ -616,6 +633,7 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 	*m = memory.Memory{
 		ID: next(), Name: next(), Description: next(), Text: next(),
 		Type: next(), Scene: next(), Source: next(), ContentHash: next(),
+		Episode: next(), Speaker: next(), Supersedes: next(),
 	}
 	if flags&flagScope != 0 {
 		c.pairs = c.pairs[:0]
@@ -652,6 +670,10 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 	m.Favorite = flags&flagFavorite != 0
 	m.CreatedAt = readTime(r)
 	m.UpdatedAt = readTime(r)
+	m.OccurredAt = readTime(r)
+	if m.Seq = r.Int64(); r.Err() == nil && (m.Seq < 0 || m.Seq > memory.MaxSeq || (m.Seq != 0 && m.Episode == "")) {
+		r.Corruptf("memory %s: seq %d", m.ID, m.Seq)
+	}
 	m.Uses = r.Int64()
 	m.Demand = r.Float64()
 	if flags&flagDemandAt != 0 {

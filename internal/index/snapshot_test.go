@@ -46,7 +46,7 @@ func load(b []byte, tok tokenize.Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := ReadSnapshot(secs, tokenize.New(tok), bm25.DefaultParams(NumFields), ANNOptions{})
+	ix, err := ReadSnapshot(secs, tokenize.New(tok), bm25.DefaultParams(NumFields), DefaultContext, ANNOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +90,9 @@ func churned(tb testing.TB) *Index {
 			ix.SetUsage(&u)
 		}
 	}
+	if err := ix.Verify(); err != nil {
+		tb.Fatalf("after the churn: %v", err)
+	}
 	return ix
 }
 
@@ -116,13 +119,23 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got.Models(), orig.Models()) {
 		t.Fatalf("models %v, want %v", got.Models(), orig.Models())
 	}
+	if err := got.Verify(); err != nil {
+		t.Fatalf("the read index: %v", err)
+	}
+	if !reflect.DeepEqual(got.episodes, orig.episodes) || !slices.Equal(got.superAt, orig.superAt) || !slices.Equal(got.occurred, orig.occurred) {
+		t.Fatal("episodes or supersession differ after the round trip")
+	}
 	since := time.Unix(300, 0)
+	asOf := time.Unix(200, 0)
 	filters := []*memory.Filter{
 		nil,
 		{Type: "fact"},
 		{Scope: map[string]string{"team": "t1"}, Tags: []string{"x"}},
 		{Scene: "work", Source: "cli"},
 		{Since: &since},
+		{Episode: "chat 2", Current: true},
+		{AsOf: &asOf, Scope: map[string]string{"team": "t2"}},
+		{Current: true},
 	}
 	for _, f := range filters {
 		a, b := got.Allowed(f), orig.Allowed(f)

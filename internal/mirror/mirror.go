@@ -34,6 +34,9 @@ type Options struct {
 	// ANN configures the approximate vector index of large stores
 	// (index.ANNOptions; the zero value is the defaults).
 	ANN index.ANNOptions
+	// Context says what the BM25 context and date fields hold
+	// (index.ContextOptions; the zero value indexes neither).
+	Context index.ContextOptions
 	// Logger receives debug information (whether a snapshot was used, and
 	// why not); nil is silent.
 	Logger *slog.Logger
@@ -87,6 +90,7 @@ func New(st *store.Store, opts Options) *Mirror {
 func (m *Mirror) newIndex() *index.Index {
 	ix := index.New(m.tok, m.params)
 	ix.SetANN(m.opts.ANN)
+	ix.SetContext(m.opts.Context)
 	return ix
 }
 
@@ -165,9 +169,11 @@ func (m *Mirror) load(ctx context.Context) error {
 		m.ix.Reserve(c.Model, c.Dim, c.N)
 	}
 	m.ix.BeginBulk()
+	m.ix.BeginBatch()
 	if err := m.loadRows(ctx); err != nil {
 		return err // the index is discarded: no graph to build
 	}
+	m.ix.EndBatch()
 	m.ix.EndBulk()
 	m.seq = seq
 	return nil
@@ -358,6 +364,7 @@ func (m *Mirror) syncLocked(ctx context.Context) error {
 			return err
 		}
 		m.mu.Lock()
+		m.ix.BeginBatch()
 		for _, key := range keys {
 			if useOnly[key] {
 				if u, ok := counts[key]; ok {
@@ -378,6 +385,7 @@ func (m *Mirror) syncLocked(ctx context.Context) error {
 				m.ix.Put(x)
 			}
 		}
+		m.ix.EndBatch()
 		m.seq = changes[len(changes)-1].Seq
 		m.mu.Unlock()
 		m.settleBad(full, bad)
@@ -446,12 +454,14 @@ func (m *Mirror) ApplyOwn(ctx context.Context, w Own) error {
 	m.mu.Lock()
 	direct := m.seq == w.First-1
 	if direct {
-		for _, x := range w.Put {
-			m.ix.Put(x)
-		}
+		m.ix.BeginBatch()
 		for _, key := range w.Deleted {
 			m.ix.Delete(key)
 		}
+		for _, x := range w.Put {
+			m.ix.Put(x)
+		}
+		m.ix.EndBatch()
 		for _, u := range w.Uses {
 			m.ix.SetUsageKey(u.Key, u.Uses, u.Demand, u.At)
 		}
@@ -485,4 +495,13 @@ func (m *Mirror) Footprint() index.Footprint {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.ix.Footprint()
+}
+
+// Verify checks what the index derives from its memories (context fields,
+// episode order, supersession) against a computation from scratch
+// (index.Verify): slow, for tests and diagnostics.
+func (m *Mirror) Verify() error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.ix.Verify()
 }

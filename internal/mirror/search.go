@@ -9,6 +9,7 @@ import (
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/vector"
 	"github.com/engram-memory/engram/memory"
@@ -48,6 +49,12 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 	t0 := time.Now()
 	allow := ix.Allowed(&q.Filter)
 	domain := ix.Domain(q.Filter.Scope)
+	// The memories inside the query's time windows, searched again so
+	// that the best of them reach the engine's boost (nil: no windows).
+	var inWindow *docset.Set
+	if len(q.Windows) > 0 {
+		inWindow = ix.OccurredIn(q.Windows, allow)
+	}
 	res.FilterTook = time.Since(t0)
 	var (
 		wg      sync.WaitGroup
@@ -60,11 +67,19 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 			defer wg.Done()
 			t := time.Now()
 			var bound float64
-			bmHits = topByKey(ix, q.K, func(n int) []bm25.Hit {
-				var hits []bm25.Hit
-				hits, bound = ix.BM25(q.Text, domain, allow, n)
-				return hits
-			}, func(h bm25.Hit) float64 { return h.Score }, func(h bm25.Hit) uint32 { return h.Doc })
+			search := func(allow *docset.Set) []bm25.Hit {
+				return topByKey(ix, q.K, func(n int) []bm25.Hit {
+					var hits []bm25.Hit
+					hits, bound = ix.BM25(q.Text, domain, allow, n)
+					return hits
+				}, func(h bm25.Hit) float64 { return h.Score }, func(h bm25.Hit) uint32 { return h.Doc })
+			}
+			bmHits = search(allow)
+			if inWindow != nil {
+				main := bound
+				bmHits = appendNew(bmHits, search(inWindow), func(h bm25.Hit) uint32 { return h.Doc })
+				bound = main
+			}
 			res.Bound = bound
 			res.BM25Took = time.Since(t)
 		}()
@@ -75,11 +90,17 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			vecHits = topByKey(ix, q.K, func(n int) []vector.Hit {
-				hits, _ := ix.VectorSearch(q.Model, q.Vector, allow, n)
-				return hits
-			},
-				func(h vector.Hit) float64 { return float64(h.Cosine) }, func(h vector.Hit) uint32 { return h.Doc })
+			search := func(allow *docset.Set) []vector.Hit {
+				return topByKey(ix, q.K, func(n int) []vector.Hit {
+					hits, _ := ix.VectorSearch(q.Model, q.Vector, allow, n)
+					return hits
+				},
+					func(h vector.Hit) float64 { return float64(h.Cosine) }, func(h vector.Hit) uint32 { return h.Doc })
+			}
+			vecHits = search(allow)
+			if inWindow != nil {
+				vecHits = appendNew(vecHits, search(inWindow), func(h vector.Hit) uint32 { return h.Doc })
+			}
 			res.VectorTook = time.Since(t)
 		}()
 	}
@@ -96,6 +117,33 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		res.Vector[i] = hit(ix, vi, h.Doc, float64(h.Cosine))
 	}
 	return res, nil
+}
+
+// appendNew appends to hits those of more whose document it lacks.
+func appendNew[H any](hits, more []H, doc func(H) uint32) []H {
+	seen := make(map[uint32]bool, len(hits))
+	for _, h := range hits {
+		seen[doc(h)] = true
+	}
+	for _, h := range more {
+		if !seen[doc(h)] {
+			hits = append(hits, h)
+		}
+	}
+	return hits
+}
+
+// Neighbours returns the memories before and after the memory id names in
+// scope (its own scope, exactly) in its episode, up to k each, in episode
+// order.
+func (m *Mirror) Neighbours(ctx context.Context, scope map[string]string, id string, k int) (before, after []*memory.Memory, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	before, after = m.ix.Neighbours(memory.Key(id, scope), k)
+	return before, after, nil
 }
 
 // hit is document doc as a backend hit, with its vector from vi (a copy)
@@ -168,8 +216,11 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 	// than its searches save, so it searches exactly.
 	f.ix = index.New(m.tok, m.params)
 	f.ix.SetANN(index.ANNOptions{GraphMin: -1})
+	f.ix.SetContext(m.opts.Context)
+	f.ix.BeginBatch()
 	for _, x := range mems {
 		f.ix.Put(x)
 	}
+	f.ix.EndBatch()
 	return f
 }

@@ -44,8 +44,9 @@ const (
 	// 2: the bad rows follow the index; 3: mappable vector matrices; 4:
 	// sections with checksums of their own (binenc.Sections), read in parallel;
 	// 5: BM25's postings and term lists mapped like the vector matrices;
-	// 6: the vectors' sign sketches.
-	snapshotFormat  = 6
+	// 6: the vectors' sign sketches; 7: the episode fields, the BM25 length
+	// weights and the context options.
+	snapshotFormat  = 7
 	snapshotSetting = "snapshot" // settings key: JSON snapshotStamp
 	snapshotSuffix  = ".idx"
 )
@@ -164,7 +165,7 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	if err := headerMismatch(h, want); err != nil {
 		return 0, err
 	}
-	ix, err := index.ReadSnapshot(secs, m.tok, m.params, m.opts.ANN)
+	ix, err := index.ReadSnapshot(secs, m.tok, m.params, m.opts.Context, m.opts.ANN)
 	if err != nil {
 		return 0, err
 	}

@@ -294,11 +294,11 @@ func TestSnapshotNeverTrusted(t *testing.T) {
 			// The header's format field, after the magic string (its
 			// 8-byte length, then 8 bytes): a format-3 file, one stream.
 			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 3) })
-		}, Options{}, "snapshot format 3, this build reads 6"},
+		}, Options{}, "snapshot format 3, this build reads 7"},
 		{"previous format", func(t *testing.T, path string, _ *store.Store) {
-			// Format 5: sections as now, the vectors without sketches.
-			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 5) })
-		}, Options{}, "snapshot format 5, this build reads 6"},
+			// Format 6: sections as now, the memories without episodes.
+			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 6) })
+		}, Options{}, "snapshot format 6, this build reads 7"},
 		{"flipped byte in the header", func(t *testing.T, path string, _ *store.Store) {
 			spoilSnapshot(t, path, func(b []byte) { b[30] ^= 0x01 })
 		}, Options{}, "header"},

@@ -32,6 +32,12 @@ const (
 	DefaultMMRLambda    = 0.7
 	FavoriteBoost       = 1.15 // a favorite's fused score is multiplied by this
 	MaxDemandBoost      = 0.10 // demand adds at most +10%
+	// DefaultTimeBoost multiplies the fused score of a memory that occurred
+	// inside a window the query's date phrases name (measured on LoCoMo's
+	// questions that hold a date: README, "Conversations and time").
+	DefaultTimeBoost = 1.5
+	// MaxTimeBoost bounds Config.TimeBoost.
+	MaxTimeBoost = 4.0
 	// demandHalf is the decayed use count at which demand gives half its maximum.
 	demandHalf = 4.0
 )
@@ -73,6 +79,10 @@ type Config struct {
 	LLM          *llm.Client
 	StageTimeout time.Duration
 	Now          func() time.Time
+	// TimeBoost multiplies the fused score of a memory that occurred inside
+	// a window the query's date phrases name; 0 means DefaultTimeBoost, 1
+	// (or less) reads no dates.
+	TimeBoost float64
 }
 
 // Searcher runs queries over a backend's legs. When the backend is also a
@@ -132,7 +142,13 @@ func Validate(q *memory.Query) error {
 	if q.MinRelevance < 0 || q.MinRelevance > 1 || math.IsNaN(q.MinRelevance) {
 		return fmt.Errorf("%w: min_relevance %v must be within [0,1]", ErrInvalidQuery, q.MinRelevance)
 	}
-	for name, t := range map[string]*time.Time{"since": q.Since, "until": q.Until} {
+	if q.Neighbours < 0 || q.Neighbours > memory.MaxNeighbours {
+		return fmt.Errorf("%w: neighbours %d must be within 0..%d", ErrInvalidQuery, q.Neighbours, memory.MaxNeighbours)
+	}
+	if err := memory.CheckEpisode(q.Episode); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+	}
+	for name, t := range map[string]*time.Time{"since": q.Since, "until": q.Until, "as_of": q.AsOf, "now": q.Now} {
 		if t != nil {
 			if err := memory.CheckTime(name, *t); err != nil {
 				return fmt.Errorf("%w: %v", ErrInvalidQuery, err)
@@ -185,10 +201,14 @@ func (s *Searcher) Search(ctx context.Context, q memory.Query) (*memory.Response
 	if err := Validate(&q); err != nil {
 		return nil, err
 	}
+	// What is current, unless asked for every version or for what was
+	// current at another time: inside the legs, like any filter.
+	q.Filter.Current = !q.IncludeSuperseded && q.AsOf == nil
 	r := &run{s: s, q: q, start: time.Now(), resp: &memory.Response{
 		QID: q.QID, Query: q.Query, Stages: []string{}, Degraded: []memory.Degraded{},
 		TimingsMS: map[string]float64{}, Results: []memory.Result{},
 	}}
+	r.readDates()
 	wantBM25 := q.Mode != memory.ModeVector
 	qvec, err := r.queryVector(ctx)
 	if err != nil {
@@ -343,7 +363,7 @@ func (r *run) legs(ctx context.Context, qvec []float32, wantBM25 bool) ([]*candi
 // legQuery is the backend query both the legs and a native hybrid get.
 func (r *run) legQuery(qvec []float32) backend.LegQuery {
 	s, q := r.s, r.q
-	lq := backend.LegQuery{Filter: q.Filter, K: q.Candidates, Vector: qvec}
+	lq := backend.LegQuery{Filter: q.Filter, K: q.Candidates, Vector: qvec, Windows: r.resp.Time}
 	if lq.K == 0 {
 		lq.K = Candidates(q.Limit)
 	}

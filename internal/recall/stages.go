@@ -201,13 +201,10 @@ func DemandBoost(d float64) float64 {
 	return 1 + MaxDemandBoost*d/(d+demandHalf)
 }
 
-// boost applies the bounded favorite and demand multipliers and re-sorts. It
-// never adds a candidate.
+// boost applies the bounded favorite, demand and time multipliers and
+// re-sorts. It never adds a candidate.
 func (r *run) boost(cands []*candidate) {
-	now := time.Now()
-	if r.s.Now != nil {
-		now = r.s.Now()
-	}
+	now := r.now()
 	for _, c := range cands {
 		fav := 1.0
 		if c.m.Favorite {
@@ -215,9 +212,22 @@ func (r *run) boost(cands []*candidate) {
 		}
 		dem := DemandBoost(c.m.DemandNow(now))
 		c.explain.Boosts = memory.Boosts{Favorite: fav, Demand: round(dem, 6)}
-		c.score = c.explain.RRF * fav * dem
+		tb := 1.0
+		if len(r.resp.Time) > 0 && memory.In(r.resp.Time, c.m.OccurredAt) {
+			tb = r.resp.Time[0].Boost
+			c.explain.Boosts.Time = tb
+		}
+		c.score = c.explain.RRF * fav * dem * tb
 	}
 	sortCandidates(cands)
+}
+
+// now is the pipeline's clock.
+func (r *run) now() time.Time {
+	if r.s.Now != nil {
+		return r.s.Now()
+	}
+	return time.Now()
 }
 
 // rerank reorders the top candidates with the cross-encoder, when asked.

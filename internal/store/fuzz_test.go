@@ -18,12 +18,13 @@ import (
 func FuzzDecodeRow(f *testing.F) {
 	ctx := context.Background()
 	s, _ := openTemp(f)
-	f.Add("a", "text", `{"team":"t"}`, `["x"]`, `{"k":1}`, int64(1), float64(0), 1.5, int64(1e18), []byte{0, 0, 128, 63}, int64(1), false)
-	f.Add("b", "", `{"team":`, `{"a":1}`, `not json`, int64(math.MinInt64), math.Inf(1), math.NaN(), int64(math.MaxInt64), []byte{1, 2}, int64(7), true)
-	f.Add("c c", "t", `{}`, `[]`, ``, int64(0), 9.3e18, -5.0, int64(0), []byte{}, int64(0), true)
-	f.Add("d", "t", `{"b":"1","a":"2"}`, `[1]`, `[]`, int64(-1), -1.0, 1e308, int64(-1), []byte{0, 0, 0xc0, 0x7f}, int64(1), false)
-	f.Add("e", "t", `{"a=b":"c"}`, `null`, `{}`, int64(1), 0.5, 0.0, int64(3), []byte(nil), int64(0), true)
-	f.Fuzz(func(t *testing.T, id, text, scope, tags, metadata string, created int64, uses, demand float64, demandAt int64, blob []byte, dim int64, realUses bool) {
+	f.Add("a", "text", `{"team":"t"}`, `["x"]`, `{"k":1}`, int64(1), float64(0), 1.5, int64(1e18), []byte{0, 0, 128, 63}, int64(1), false, "", int64(0), "a", int64(0))
+	f.Add("b", "", `{"team":`, `{"a":1}`, `not json`, int64(math.MinInt64), math.Inf(1), math.NaN(), int64(math.MaxInt64), []byte{1, 2}, int64(7), true, " e ", int64(-3), "\x00", int64(math.MaxInt64))
+	f.Add("c c", "t", `{}`, `[]`, ``, int64(0), 9.3e18, -5.0, int64(0), []byte{}, int64(0), true, "chat", int64(3), "Caroline", int64(1e18))
+	f.Add("d", "t", `{"b":"1","a":"2"}`, `[1]`, `[]`, int64(-1), -1.0, 1e308, int64(-1), []byte{0, 0, 0xc0, 0x7f}, int64(1), false, "", int64(5), " user ", int64(-1))
+	f.Add("e", "t", `{"a=b":"c"}`, `null`, `{}`, int64(1), 0.5, 0.0, int64(3), []byte(nil), int64(0), true, "e\n", int64(1<<60), "", int64(0))
+	f.Fuzz(func(t *testing.T, id, text, scope, tags, metadata string, created int64, uses, demand float64, demandAt int64, blob []byte, dim int64, realUses bool,
+		episode string, seq int64, speaker string, occurred int64) {
 		var usesArg any = int64(uses)
 		if realUses || math.IsNaN(uses) || math.IsInf(uses, 0) {
 			usesArg = uses
@@ -32,8 +33,13 @@ func FuzzDecodeRow(f *testing.F) {
 		if blob != nil {
 			model = "m"
 		}
-		_, err := s.db.Exec(`INSERT OR REPLACE INTO memories (`+memoryColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			id, "", "", text, "note", "", scope, tags, "", metadata, 0, created, created, usesArg, demand, demandAt, "h", model, dim, blob)
+		var occurredArg any = occurred
+		if occurred == 0 {
+			occurredArg = nil // a row migrated from schema 2 before its occurred_at was filled
+		}
+		_, err := s.db.Exec(`INSERT OR REPLACE INTO memories (`+memoryColumns+`) VALUES `+rowPlaceholders,
+			id, "", "", text, "note", "", scope, tags, "", metadata, 0, created, created, usesArg, demand, demandAt, "h", model, dim, blob,
+			episode, seq, speaker, occurredArg, id)
 		if err != nil {
 			t.Skip() // the column constraints refuse it: SQLite never holds it
 		}

@@ -45,8 +45,16 @@ func (c Change) Key() string {
 	return c.ID + "\x00" + c.Scope
 }
 
-const memoryColumns = `id, name, description, text, type, scene, scope, tags, source, metadata, favorite,
+// memoryColumnsV2 are the columns of schema 2, which the migration to it copies.
+const memoryColumnsV2 = `id, name, description, text, type, scene, scope, tags, source, metadata, favorite,
 	created_at, updated_at, uses, demand, demand_at, content_hash, embed_model, embed_dim, embedding`
+
+// memoryColumns are the columns every read and write of a whole row names,
+// in the order rowArgs and decodeRow use.
+const memoryColumns = memoryColumnsV2 + `, episode, seq, speaker, occurred_at, supersedes`
+
+// rowPlaceholders are the parameters of an insert of memoryColumns.
+const rowPlaceholders = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // Memories are named by (id, scope) (memory.Key). A caller addresses one by
 // id within its scope by the rule memory.ErrAmbiguous documents: the row with
@@ -147,8 +155,7 @@ func checkInside(scope map[string]string, mems []*memory.Memory) error {
 // put is Put inside the caller's write transaction: each memory replaces the
 // one with its key (id and scope), and its change is logged.
 func (s *Store) put(ctx context.Context, tx *sql.Tx, mems []*memory.Memory) (first, last int64, err error) {
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`) VALUES `+rowPlaceholders)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -706,9 +713,12 @@ func rowArgs(m *memory.Memory) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var demandAt, model, dim, blob any
+	var demandAt, model, dim, blob, occurred any
 	if m.DemandAt != nil {
 		demandAt = m.DemandAt.UnixNano()
+	}
+	if !m.OccurredAt.IsZero() {
+		occurred = m.OccurredAt.UnixNano() // else NULL: it occurred when it was created
 	}
 	if e := m.Embedding; e != nil {
 		if len(e.Vector) != e.Dim {
@@ -722,7 +732,7 @@ func rowArgs(m *memory.Memory) ([]any, error) {
 	}
 	return []any{m.ID, m.Name, m.Description, m.Text, m.Type, m.Scene, memory.ScopeJSON(m.Scope), string(tags), m.Source,
 		string(m.Metadata), fav, m.CreatedAt.UnixNano(), m.UpdatedAt.UnixNano(), m.Uses, m.Demand, demandAt,
-		m.ContentHash, model, dim, blob}, nil
+		m.ContentHash, model, dim, blob, m.Episode, m.Seq, m.Speaker, occurred, m.Supersedes}, nil
 }
 
 // scanMemory reads one row (see decodeRow) and counts it in rowsRead.

@@ -32,7 +32,7 @@ func writeV1(t *testing.T, path string, rows ...*memory.Memory) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Exec(`INSERT INTO memories (`+memoryColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
+		if _, err := db.Exec(`INSERT INTO memories (`+memoryColumnsV2+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args[:20]...); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.Exec(`INSERT INTO changes (id, op) VALUES (?, 'put')`, m.ID); err != nil {
@@ -54,6 +54,11 @@ func TestMigrateV1InPlace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
 	a, hand := testMemory("a"), testMemory("hand")
 	writeV1(t, path, a, hand)
+	// Schema 1 and 2 hold no episode fields: a migrated memory is in no
+	// episode and occurred when it was created.
+	for _, m := range []*memory.Memory{a, hand} {
+		m.Episode, m.Seq, m.Speaker, m.Supersedes, m.OccurredAt = "", 0, "", "", m.CreatedAt
+	}
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +94,60 @@ func TestMigrateV1InPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.Close()
+}
+
+// TestMigrateV2ToV3: a schema-2 file (before episodes) opens with every row
+// as it was, each memory in no episode and occurred when it was created; the
+// change log keeps its scopes, and the upgraded file takes the new fields.
+func TestMigrateV2ToV3(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := schemaV1 + fmt.Sprintf("\nPRAGMA application_id = %d;\nPRAGMA user_version = 1;", applicationID)
+	if _, err := db.Exec(stmts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(schemaV2 + "\nPRAGMA user_version = 2;"); err != nil {
+		t.Fatal(err)
+	}
+	a := testMemory("a")
+	args, err := rowArgs(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO memories (`+memoryColumnsV2+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args[:20]...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO changes (id, scope, op) VALUES ('a', ?, 'put')`, args[6]); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a.Episode, a.Seq, a.Speaker, a.Supersedes, a.OccurredAt = "", 0, "", "", a.CreatedAt
+	if got := get1(t, s, a.Scope, "a"); !reflect.DeepEqual(got, a) {
+		t.Fatalf("a after the migration:\n%+v\nwant\n%+v", got, a)
+	}
+	if ch, err := s.Changes(ctx, 0, 10); err != nil || len(ch) != 1 || ch[0].Key() != a.Key() {
+		t.Fatalf("change log after the migration: %+v, %v", ch, err)
+	}
+	turn := testMemory("b")
+	if _, _, err := s.Put(ctx, nil, []*memory.Memory{turn}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get1(t, s, turn.Scope, "b"); !reflect.DeepEqual(got, turn) {
+		t.Fatalf("a turn written after the migration:\n%+v\nwant\n%+v", got, turn)
+	}
+	rep, err := Doctor(ctx, path, false)
+	if err != nil || rep.Detected != SchemaVersion || !rep.OK() {
+		t.Fatalf("doctor after the migration: %+v, %v", rep, err)
+	}
 }
 
 // TestOpenBadHeaders: a damaged schema version is a clear error, never a

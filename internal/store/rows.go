@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/engram-memory/engram/memory"
 )
@@ -72,18 +74,20 @@ func decodeRow(r scanner) (*memory.Memory, *BadRow, error) {
 		model                 sql.NullString
 		dim                   sql.NullInt64
 		blob                  []byte
+		occurred              sql.NullInt64
 	)
 	err := r.Scan(&m.ID, &m.Name, &m.Description, &m.Text, &m.Type, &m.Scene, &scope, &tags, &m.Source,
-		&metadata, &fav, &created, &updated, &m.Uses, &m.Demand, &demandAt, &m.ContentHash, &model, &dim, &blob)
+		&metadata, &fav, &created, &updated, &m.Uses, &m.Demand, &demandAt, &m.ContentHash, &model, &dim, &blob,
+		&m.Episode, &m.Seq, &m.Speaker, &occurred, &m.Supersedes)
 	if err != nil {
 		// A value of an unexpected type: read every column as it is.
 		return decodeLoose(r)
 	}
-	return finish(&m, scope, tags, metadata, fav, created, updated, demandAt, model, dim, blob, nil)
+	return finish(&m, scope, tags, metadata, fav, created, updated, demandAt, occurred, model, dim, blob, nil)
 }
 
 // finish checks and converts what both decoders read.
-func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, updated int64, demandAt sql.NullInt64,
+func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, updated int64, demandAt, occurred sql.NullInt64,
 	model sql.NullString, dim sql.NullInt64, blob []byte, problems []string) (*memory.Memory, *BadRow, error) {
 	note := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	skip := func(format string, a ...any) (*memory.Memory, *BadRow, error) {
@@ -131,6 +135,11 @@ func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, up
 		t := inRange(time.Unix(0, demandAt.Int64).UTC(), "demand_at", note)
 		m.DemandAt = &t
 	}
+	m.OccurredAt = m.CreatedAt
+	if occurred.Valid {
+		m.OccurredAt = inRange(time.Unix(0, occurred.Int64).UTC(), "occurred_at", note)
+	}
+	finishEpisode(m, note)
 	if u := memory.ClampUses(m.Uses); u != m.Uses {
 		note("uses %d out of range, read as %d", m.Uses, u)
 		m.Uses = u
@@ -158,6 +167,28 @@ func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, up
 	return m, nil, nil
 }
 
+// finishEpisode reads the episode fields and supersedes without what is
+// damaged: a bad episode drops the memory out of its episode (seq with it),
+// a bad speaker or supersedes reads as none, a seq out of range as 0.
+func finishEpisode(m *memory.Memory, note func(string, ...any)) {
+	if err := memory.CheckEpisode(m.Episode); err != nil {
+		note("episode %q is not valid, read as none", m.Episode)
+		m.Episode, m.Seq = "", 0
+	}
+	if m.Seq < 0 || m.Seq > memory.MaxSeq || (m.Seq != 0 && m.Episode == "") {
+		note("seq %d out of range, read as 0", m.Seq)
+		m.Seq = 0
+	}
+	if sp := strings.TrimSpace(m.Speaker); sp != m.Speaker || len(sp) > memory.MaxSpeakerLength || !utf8.ValidString(sp) || strings.ContainsFunc(sp, unicode.IsControl) {
+		note("speaker %q is not valid, read as none", m.Speaker)
+		m.Speaker = ""
+	}
+	if m.Supersedes != "" && (memory.CheckID(m.Supersedes) != nil || m.Supersedes == m.ID) {
+		note("supersedes %q is not a valid id, read as none", m.Supersedes)
+		m.Supersedes = ""
+	}
+}
+
 // inRange is t within memory.MinTime..MaxTime, noting a time moved into it.
 func inRange(t time.Time, field string, note func(string, ...any)) time.Time {
 	switch {
@@ -174,7 +205,7 @@ func inRange(t time.Time, field string, note func(string, ...any)) time.Time {
 // decodeLoose reads a row whose columns have unexpected types (a REAL where an
 // integer belongs, a blob for text), converting what it can.
 func decodeLoose(r scanner) (*memory.Memory, *BadRow, error) {
-	vals := make([]any, 20)
+	vals := make([]any, 25)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -282,10 +313,26 @@ func decodeLoose(r scanner) (*memory.Memory, *BadRow, error) {
 		note("embedding is not a blob, read as none")
 		model.Valid = false
 	}
+	m.Episode, m.Speaker, m.Supersedes = text(20, "episode"), text(22, "speaker"), text(24, "supersedes")
+	if vals[21] != nil {
+		if n, ok := integer(21); ok {
+			m.Seq = n
+		} else {
+			note("seq is not a number, read as 0")
+		}
+	}
+	var occurred sql.NullInt64
+	if vals[23] != nil {
+		if n, ok := integer(23); ok {
+			occurred = sql.NullInt64{Int64: n, Valid: true}
+		} else {
+			note("occurred_at is not a time, read as created_at")
+		}
+	}
 	if skip != "" {
 		return nil, &BadRow{ID: m.ID, Scope: scope, Problem: strings.Join(append(problems, skip), "; "), Skipped: true}, nil
 	}
-	return finish(&m, scope, tags, metadata, int(fav), created, updated, demandAt, model, dim, blob, problems)
+	return finish(&m, scope, tags, metadata, int(fav), created, updated, demandAt, occurred, model, dim, blob, problems)
 }
 
 // parseScope reads a scope column: a JSON object of strings.

@@ -23,8 +23,9 @@ import (
 
 // SchemaVersion is the schema this code writes; files with a newer one are
 // refused, older ones upgraded in place by Open. Version 2 keys memories by
-// (id, scope): ids are per-scope namespaces (memory.Key).
-const SchemaVersion = 2
+// (id, scope): ids are per-scope namespaces (memory.Key); version 3 adds the
+// episode fields (episode, seq, speaker, occurred_at) and supersedes.
+const SchemaVersion = 3
 
 // applicationID marks a SQLite file as Engram's (PRAGMA application_id, "ENGR").
 const applicationID = 0x454e4752
@@ -339,10 +340,21 @@ CREATE TABLE memories_v2 (
 	embedding    BLOB,
 	PRIMARY KEY (id, scope)
 );
-INSERT INTO memories_v2 (` + memoryColumns + `) SELECT ` + memoryColumns + ` FROM memories;
+INSERT INTO memories_v2 (` + memoryColumnsV2 + `) SELECT ` + memoryColumnsV2 + ` FROM memories;
 DROP TABLE memories;
 ALTER TABLE memories_v2 RENAME TO memories;
 ALTER TABLE changes ADD COLUMN scope TEXT;
+`
+
+// schemaV3 adds the episode fields and supersession. A memory stored before
+// it occurred when it was created.
+const schemaV3 = `
+ALTER TABLE memories ADD COLUMN episode TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memories ADD COLUMN speaker TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN occurred_at INTEGER;
+ALTER TABLE memories ADD COLUMN supersedes TEXT NOT NULL DEFAULT '';
+UPDATE memories SET occurred_at = created_at;
 `
 
 // migration takes the schema one version up: fix runs first, in the same
@@ -353,7 +365,7 @@ type migration struct {
 }
 
 // migrations[i] takes the schema from version i to i+1.
-var migrations = []migration{{stmt: schemaV1}, {fix: canonicalScopes, stmt: schemaV2}}
+var migrations = []migration{{stmt: schemaV1}, {fix: canonicalScopes, stmt: schemaV2}, {stmt: schemaV3}}
 
 // canonicalScopes rewrites every scope that parses but is not in canonical
 // form (hand-edited rows); unparsable ones are left for the bad-row report.

@@ -21,6 +21,7 @@ func testMemory(id string) *memory.Memory {
 		ID: id, Name: "n " + id, Description: "d", Text: "text of " + id, Type: "fact", Scene: "s",
 		Scope: map[string]string{"team": "t1"}, Tags: []string{"a", "b"}, Source: "src",
 		Metadata: []byte(`{"k":1}`), Favorite: true, CreatedAt: at, UpdatedAt: at.Add(time.Second),
+		Episode: "chat " + id, Seq: 2, Speaker: "Caroline", OccurredAt: at.Add(-time.Hour), Supersedes: "old-" + id,
 		Uses: 3, Demand: 1.5, DemandAt: &at, ContentHash: "h",
 		Embedding: &memory.Embedding{Model: "m", Dim: 3, Vector: []float32{1, -2.5, 3e-7}},
 	}
@@ -59,6 +60,7 @@ func TestRoundTrip(t *testing.T) {
 	if first != 1 || last != 2 {
 		t.Fatalf("Put seqs = %d..%d, want 1..2", first, last)
 	}
+	plain.OccurredAt = plain.CreatedAt // stored without one, it occurred when it was created
 	for _, w := range []*memory.Memory{want, plain} {
 		got := get1(t, s, nil, w.ID)
 		if !reflect.DeepEqual(got, w) {

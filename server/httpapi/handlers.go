@@ -31,6 +31,8 @@ func (s *Server) routeTable() []route {
 		{method: "DELETE", path: "/v1/memories/{id}", h: s.delete},
 		{method: "POST", path: "/v1/memories/{id}/favorite", body: bodyJSON, h: s.favorite},
 		{method: "POST", path: "/v1/memories/{id}/touch", body: bodyJSON, h: s.touch},
+		{method: "GET", path: "/v1/memories/{id}/history", h: s.history},
+		{method: "POST", path: "/v1/episodes", body: bodyJSON, h: s.addEpisode},
 		{method: "POST", path: "/v1/search", body: bodyJSON, h: s.search},
 		{method: "POST", path: "/v1/inject", body: bodyJSON, h: s.inject},
 		{method: "POST", path: "/v1/brief", body: bodyJSON, h: s.brief},
@@ -91,6 +93,41 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request, t *tenant, _ string
 		return err
 	}
 	return writeJSON(w, http.StatusCreated, res)
+}
+
+// addEpisode answers POST /v1/episodes: a conversation's messages stored as
+// an episode's memories in one write, each at its position.
+func (s *Server) addEpisode(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	var ep engram.Episode
+	if err := decodeTimedBody(r, &ep, false); err != nil {
+		return err
+	}
+	if len(ep.Messages) > s.cfg.MaxBatch {
+		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge,
+			"%d messages in one request; at most %d (send the rest with first_seq set)", len(ep.Messages), s.cfg.MaxBatch)
+	}
+	if err := t.owns(ep.Scope); err != nil {
+		return err
+	}
+	res, err := t.b.AddEpisode(r.Context(), ep)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, res)
+}
+
+// history answers GET /v1/memories/{id}/history: every version of what the
+// memory says, oldest first.
+func (s *Server) history(w http.ResponseWriter, r *http.Request, t *tenant, id string) error {
+	b, err := t.within(r)
+	if err != nil {
+		return err
+	}
+	vs, err := b.History(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string][]engram.Version{"versions": vs})
 }
 
 // within is the tenant's view for a request on one memory: narrowed by the
@@ -241,6 +278,9 @@ type InjectRequest struct {
 	Limit        int      `json:"limit,omitempty"`
 	MinRelevance *float64 `json:"min_relevance,omitempty"`
 	NoRecord     bool     `json:"no_record,omitempty"`
+	// Neighbours: turns shown before and after a memory of an episode (0:
+	// the default, 1; negative: none).
+	Neighbours int `json:"neighbours,omitempty"`
 }
 
 func (s *Server) inject(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
@@ -258,7 +298,7 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, t *tenant, _ str
 		return err
 	}
 	inj, err := t.b.Inject(r.Context(), req.Prompt, engram.InjectOptions{Filter: req.Filter, Budget: req.Budget,
-		Limit: req.Limit, MinRelevance: req.MinRelevance, NoRecord: req.NoRecord})
+		Limit: req.Limit, MinRelevance: req.MinRelevance, NoRecord: req.NoRecord, Neighbours: req.Neighbours})
 	if err != nil {
 		return err
 	}
@@ -268,9 +308,10 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, t *tenant, _ str
 // BriefRequest is the body of POST /v1/brief: the filter fields and bounds.
 type BriefRequest struct {
 	engram.Filter
-	Budget   int  `json:"budget,omitempty"`
-	Limit    int  `json:"limit,omitempty"`
-	NoRecord bool `json:"no_record,omitempty"`
+	Budget     int  `json:"budget,omitempty"`
+	Limit      int  `json:"limit,omitempty"`
+	NoRecord   bool `json:"no_record,omitempty"`
+	Neighbours int  `json:"neighbours,omitempty"`
 }
 
 func (s *Server) brief(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
@@ -284,7 +325,7 @@ func (s *Server) brief(w http.ResponseWriter, r *http.Request, t *tenant, _ stri
 	if err := t.owns(req.Scope); err != nil {
 		return err
 	}
-	b, err := t.b.Brief(r.Context(), engram.BriefOptions{Filter: req.Filter, Budget: req.Budget, Limit: req.Limit, NoRecord: req.NoRecord})
+	b, err := t.b.Brief(r.Context(), engram.BriefOptions{Filter: req.Filter, Budget: req.Budget, Limit: req.Limit, NoRecord: req.NoRecord, Neighbours: req.Neighbours})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,8 @@ import (
 
 // listParams are the query parameters GET /v1/memories takes.
 var listParams = map[string]bool{"scope": true, "type": true, "scene": true, "source": true, "tag": true,
-	"since": true, "until": true, "order": true, "limit": true, "cursor": true}
+	"since": true, "until": true, "order": true, "limit": true, "cursor": true, "episode": true, "supersedes": true,
+	"as_of": true, "current": true}
 
 // list answers GET /v1/memories: one page of the tenant's memories, filtered
 // and ordered by the query parameters, with the cursor of the next page.
@@ -22,7 +23,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t *tenant, _ strin
 	q := r.URL.Query()
 	for k := range q {
 		if !listParams[k] {
-			return errorf(http.StatusBadRequest, CodeBadRequest, "unknown query parameter %q (known: scope, type, scene, source, tag, since, until, order, limit, cursor)", k)
+			return errorf(http.StatusBadRequest, CodeBadRequest, "unknown query parameter %q (known: scope, type, scene, source, tag, since, until, episode, supersedes, as_of, current, order, limit, cursor)", k)
 		}
 	}
 	var opt engram.ListOptions
@@ -88,11 +89,19 @@ func filterParams(q url.Values) (engram.Filter, error) {
 		return f, errorf(http.StatusBadRequest, CodeBadRequest, "scope: %v", err)
 	}
 	f.Scope, f.Type, f.Scene, f.Source, f.Tags = scope, q.Get("type"), q.Get("scene"), q.Get("source"), q["tag"]
+	f.Episode, f.Supersedes = q.Get("episode"), q.Get("supersedes")
+	if v := q.Get("current"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return f, errorf(http.StatusBadRequest, CodeBadRequest, "current=%q: want true or false", v)
+		}
+		f.Current = b
+	}
 	now := time.Now()
 	for _, p := range []struct {
 		name string
 		dst  **time.Time
-	}{{"since", &f.Since}, {"until", &f.Until}} {
+	}{{"since", &f.Since}, {"until", &f.Until}, {"as_of", &f.AsOf}} {
 		if v := q.Get(p.name); v != "" {
 			at, err := when.Parse(v, now)
 			if err != nil {
@@ -115,7 +124,7 @@ func withTimes(data []byte) ([]byte, error) {
 	}
 	changed := false
 	now := time.Now()
-	for _, k := range []string{"since", "until"} {
+	for _, k := range []string{"since", "until", "as_of", "now"} {
 		raw, ok := obj[k]
 		var v string
 		if !ok || json.Unmarshal(raw, &v) != nil || v == "" {

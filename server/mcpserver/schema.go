@@ -11,17 +11,22 @@ import (
 
 // SearchInput are memory_search's arguments.
 type SearchInput struct {
-	Query        string            `json:"query" jsonschema:"what to recall: a natural-language question or description, or exact identifiers (names, error messages, file paths, ticket numbers); the search is hybrid (keyword BM25 + semantic vectors), so both kinds work"`
-	Limit        int               `json:"limit,omitempty" jsonschema:"how many memories at most (1 to 50, default 10)"`
-	Mode         string            `json:"mode,omitempty" jsonschema:"hybrid (default, best in general), bm25 (keywords only: exact terms, identifiers) or vector (meaning only: paraphrases)"`
-	Type         string            `json:"type,omitempty" jsonschema:"only memories of this type (fact, person, org, event, preference, instruction, note, ...)"`
-	Scene        string            `json:"scene,omitempty" jsonschema:"only memories of this scene"`
-	Scope        map[string]string `json:"scope,omitempty" jsonschema:"only memories whose scope contains all these key/value pairs, such as {\"project\": \"engram\"}"`
-	Tags         []string          `json:"tags,omitempty" jsonschema:"only memories carrying all these tags"`
-	Since        string            `json:"since,omitempty" jsonschema:"only memories created at or after this time: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h"`
-	Until        string            `json:"until,omitempty" jsonschema:"only memories created before this time (same forms as since)"`
-	MinRelevance *float64          `json:"min_relevance,omitempty" jsonschema:"drop results whose relevance (0 to 1) is below this; default the embedding model's relevance bar, so that nothing comes back when nothing is relevant; 0 keeps every match, however weak"`
-	Budget       int               `json:"budget,omitempty" jsonschema:"character budget of the text answer (default 6000); the structured result always has every memory whole"`
+	Query             string            `json:"query" jsonschema:"what to recall: a natural-language question or description, or exact identifiers (names, error messages, file paths, ticket numbers); the search is hybrid (keyword BM25 + semantic vectors), so both kinds work"`
+	Limit             int               `json:"limit,omitempty" jsonschema:"how many memories at most (1 to 50, default 10)"`
+	Mode              string            `json:"mode,omitempty" jsonschema:"hybrid (default, best in general), bm25 (keywords only: exact terms, identifiers) or vector (meaning only: paraphrases)"`
+	Type              string            `json:"type,omitempty" jsonschema:"only memories of this type (fact, person, org, event, preference, instruction, note, ...)"`
+	Scene             string            `json:"scene,omitempty" jsonschema:"only memories of this scene"`
+	Scope             map[string]string `json:"scope,omitempty" jsonschema:"only memories whose scope contains all these key/value pairs, such as {\"project\": \"engram\"}"`
+	Tags              []string          `json:"tags,omitempty" jsonschema:"only memories carrying all these tags"`
+	Since             string            `json:"since,omitempty" jsonschema:"only memories created at or after this time: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h"`
+	Until             string            `json:"until,omitempty" jsonschema:"only memories created before this time (same forms as since)"`
+	MinRelevance      *float64          `json:"min_relevance,omitempty" jsonschema:"drop results whose relevance (0 to 1) is below this; default the embedding model's relevance bar, so that nothing comes back when nothing is relevant; 0 keeps every match, however weak"`
+	Budget            int               `json:"budget,omitempty" jsonschema:"character budget of the text answer (default 6000); the structured result always has every memory whole"`
+	Episode           string            `json:"episode,omitempty" jsonschema:"only memories of this episode (a conversation, session or task)"`
+	AsOf              string            `json:"as_of,omitempty" jsonschema:"what was true at this time: memories superseded later are returned as they were, newer ones left out (RFC 3339, YYYY-MM-DD or an age such as 30d); default now: only what is current"`
+	IncludeSuperseded bool              `json:"include_superseded,omitempty" jsonschema:"also return memories that a newer memory supersedes"`
+	Now               string            `json:"now,omitempty" jsonschema:"the time relative date phrases in the query (last week, yesterday) are read from (RFC 3339 or YYYY-MM-DD; default the current time)"`
+	Neighbours        *int              `json:"neighbours,omitempty" jsonschema:"show each result of a conversation with this many turns before and after it (default 1, 0 for none)"`
 }
 
 // AddInput are memory_add's arguments: one memory.
@@ -36,6 +41,11 @@ type AddInput struct {
 	Source      string            `json:"source,omitempty" jsonschema:"where it came from (a URL, a file, a person, a conversation)"`
 	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any extra fields as a JSON object"`
 	Favorite    bool              `json:"favorite,omitempty" jsonschema:"mark it as a favorite: ranked a little higher and always first in briefings"`
+	Episode     string            `json:"episode,omitempty" jsonschema:"the conversation, session or task it belongs to"`
+	Seq         int64             `json:"seq,omitempty" jsonschema:"its position in the episode; adding the same episode and seq again replaces it"`
+	Speaker     string            `json:"speaker,omitempty" jsonschema:"who said or wrote it: user, assistant, a name"`
+	OccurredAt  string            `json:"occurred_at,omitempty" jsonschema:"when it happened or was said (RFC 3339 or YYYY-MM-DD; default now)"`
+	Supersedes  string            `json:"supersedes,omitempty" jsonschema:"the id of a stored memory (same scope) this one replaces as the current truth: searches then return this one, and memory_history lists both"`
 }
 
 // UpdateInput are memory_update's arguments: the id and the fields to change.
@@ -51,6 +61,29 @@ type UpdateInput struct {
 	Source      *string            `json:"source,omitempty" jsonschema:"new source"`
 	Metadata    map[string]any     `json:"metadata,omitempty" jsonschema:"new metadata object (replaces the old)"`
 	Favorite    *bool              `json:"favorite,omitempty" jsonschema:"mark or unmark as a favorite"`
+	Episode     *string            `json:"episode,omitempty" jsonschema:"new episode; empty string takes it out of its episode"`
+	Seq         *int64             `json:"seq,omitempty" jsonschema:"new position in its episode"`
+	Speaker     *string            `json:"speaker,omitempty" jsonschema:"new speaker"`
+	OccurredAt  *string            `json:"occurred_at,omitempty" jsonschema:"new time it happened (RFC 3339 or YYYY-MM-DD)"`
+	Supersedes  *string            `json:"supersedes,omitempty" jsonschema:"the id of the memory it supersedes; empty string: none"`
+}
+
+// EpisodeInput are memory_add_episode's arguments.
+type EpisodeInput struct {
+	Episode  string            `json:"episode" jsonschema:"names the conversation, session or task; storing it again with the same positions updates instead of duplicating"`
+	Messages []MessageInput    `json:"messages" jsonschema:"the turns, in order"`
+	FirstSeq int64             `json:"first_seq,omitempty" jsonschema:"the position of the first message (default 1)"`
+	Scope    map[string]string `json:"scope,omitempty" jsonschema:"who or what it belongs to, as string key/value pairs"`
+	Type     string            `json:"type,omitempty" jsonschema:"type of the turns' memories (default turn)"`
+	Tags     []string          `json:"tags,omitempty" jsonschema:"labels for filtering"`
+	Source   string            `json:"source,omitempty" jsonschema:"where it came from"`
+}
+
+// MessageInput is one turn of memory_add_episode.
+type MessageInput struct {
+	Speaker    string `json:"speaker,omitempty" jsonschema:"who said it: user, assistant, a name"`
+	Text       string `json:"text" jsonschema:"what was said"`
+	OccurredAt string `json:"occurred_at,omitempty" jsonschema:"when it was said (RFC 3339 or YYYY-MM-DD; default now)"`
 }
 
 // IDInput is the argument of memory_get and memory_delete.
@@ -66,22 +99,26 @@ type FavoriteInput struct {
 
 // BriefInput are memory_brief's arguments.
 type BriefInput struct {
-	Scope  map[string]string `json:"scope,omitempty" jsonschema:"brief only from memories whose scope contains all these key/value pairs"`
-	Type   string            `json:"type,omitempty" jsonschema:"only memories of this type"`
-	Budget int               `json:"budget,omitempty" jsonschema:"character budget of the briefing (default 2000)"`
-	Limit  int               `json:"limit,omitempty" jsonschema:"memories at most (default: as many as the budget holds)"`
+	Scope      map[string]string `json:"scope,omitempty" jsonschema:"brief only from memories whose scope contains all these key/value pairs"`
+	Type       string            `json:"type,omitempty" jsonschema:"only memories of this type"`
+	Budget     int               `json:"budget,omitempty" jsonschema:"character budget of the briefing (default 2000)"`
+	Limit      int               `json:"limit,omitempty" jsonschema:"memories at most (default: as many as the budget holds)"`
+	Neighbours int               `json:"neighbours,omitempty" jsonschema:"show each memory of a conversation with this many turns before and after it (default 0)"`
 }
 
 // ListInput are memory_list's arguments.
 type ListInput struct {
-	Scope  map[string]string `json:"scope,omitempty" jsonschema:"only memories whose scope contains all these key/value pairs"`
-	Type   string            `json:"type,omitempty" jsonschema:"only memories of this type"`
-	Tags   []string          `json:"tags,omitempty" jsonschema:"only memories carrying all these tags"`
-	Since  string            `json:"since,omitempty" jsonschema:"only memories created at or after this time: RFC 3339, YYYY-MM-DD, or an age such as 7d"`
-	Until  string            `json:"until,omitempty" jsonschema:"only memories created before this time (same forms as since)"`
-	Order  string            `json:"order,omitempty" jsonschema:"-created_at (default, newest first), created_at, -updated_at, updated_at, -uses (most used first), uses, id or -id"`
-	Limit  int               `json:"limit,omitempty" jsonschema:"memories in this page (1 to 100, default 20)"`
-	Cursor string            `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page, to continue the listing (same order)"`
+	Scope   map[string]string `json:"scope,omitempty" jsonschema:"only memories whose scope contains all these key/value pairs"`
+	Type    string            `json:"type,omitempty" jsonschema:"only memories of this type"`
+	Tags    []string          `json:"tags,omitempty" jsonschema:"only memories carrying all these tags"`
+	Since   string            `json:"since,omitempty" jsonschema:"only memories created at or after this time: RFC 3339, YYYY-MM-DD, or an age such as 7d"`
+	Until   string            `json:"until,omitempty" jsonschema:"only memories created before this time (same forms as since)"`
+	Order   string            `json:"order,omitempty" jsonschema:"-created_at (default, newest first), created_at, -updated_at, updated_at, -uses (most used first), uses, id, -id, seq (an episode in order), -seq, occurred_at or -occurred_at"`
+	Episode string            `json:"episode,omitempty" jsonschema:"only the memories of this episode (with order seq: in its order)"`
+	Current bool              `json:"current,omitempty" jsonschema:"only what is current: leave out memories a newer memory supersedes"`
+	AsOf    string            `json:"as_of,omitempty" jsonschema:"only what was current at this time (RFC 3339, YYYY-MM-DD or an age)"`
+	Limit   int               `json:"limit,omitempty" jsonschema:"memories in this page (1 to 100, default 20)"`
+	Cursor  string            `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page, to continue the listing (same order)"`
 }
 
 // inputSchema derives T's schema once and lets edit tighten it (enums,
@@ -110,6 +147,7 @@ var (
 		bounds(p["budget"], 0, MaxBudget)
 		p["mode"].Enum = []any{"hybrid", "bm25", "vector"}
 		p["query"].MinLength = ptr(1)
+		bounds(p["neighbours"], 0, 20)
 	})
 	addSchema = inputSchema[AddInput](func(p map[string]*jsonschema.Schema) {
 		p["text"].MinLength = ptr(1)
@@ -119,11 +157,17 @@ var (
 	favoriteSchema = inputSchema[FavoriteInput](func(p map[string]*jsonschema.Schema) { p["id"].MinLength = ptr(1) })
 	listSchema     = inputSchema[ListInput](func(p map[string]*jsonschema.Schema) {
 		bounds(p["limit"], 0, MaxListLimit)
-		p["order"].Enum = []any{"-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id"}
+		p["order"].Enum = []any{"-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id",
+			"seq", "-seq", "occurred_at", "-occurred_at"}
+	})
+	episodeSchema = inputSchema[EpisodeInput](func(p map[string]*jsonschema.Schema) {
+		p["episode"].MinLength = ptr(1)
+		p["messages"].MinItems = ptr(1)
 	})
 	briefSchema = inputSchema[BriefInput](func(p map[string]*jsonschema.Schema) {
 		bounds(p["budget"], 0, MaxBudget)
 		bounds(p["limit"], 0, 1000)
+		bounds(p["neighbours"], 0, 20)
 	})
 )
 
@@ -240,5 +284,31 @@ func toolList() *mcp.Tool {
 			"answer a question.",
 		InputSchema: listSchema(),
 		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolp(false)},
+	}
+}
+
+func toolHistory() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "memory_history",
+		Title: "Versions of a memory",
+		Description: "List every version of what a memory says, oldest first: the memories it superseded and " +
+			"those that supersede it (memory_add with supersedes), each marked current or superseded by which " +
+			"and when. Nothing is deleted by supersession: use it to see how a fact changed over time.",
+		InputSchema: idSchema(),
+		Annotations: &mcp.ToolAnnotations{Title: "Versions of a memory", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: boolp(false)},
+	}
+}
+
+func toolAddEpisode() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  "memory_add_episode",
+		Title: "Store a conversation",
+		Description: "Store the turns of a conversation (or a session, a task) in one call, each with its speaker " +
+			"and time, as an episode that keeps their order: a search then finds an answer with the question " +
+			"before it, and a question about a date finds what was said that day. Storing the same episode again " +
+			"updates the turns at the same positions instead of duplicating them; send the new turns with " +
+			"first_seq set to continue it.",
+		InputSchema: episodeSchema(),
+		Annotations: &mcp.ToolAnnotations{Title: "Store a conversation", IdempotentHint: true, DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
 	}
 }

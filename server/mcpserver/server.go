@@ -1,6 +1,6 @@
 // Package mcpserver exposes an Engram store to LLM agents over the Model
-// Context Protocol: eight memory tools (search, add, update, delete, get,
-// brief, favorite, list) with typed input schemas, answering with compact LLM-ready
+// Context Protocol: ten memory tools (search, add, add_episode, update,
+// delete, get, history, brief, favorite, list) with typed input schemas, answering with compact LLM-ready
 // text plus the structured JSON, over stdio or streamable HTTP.
 package mcpserver
 
@@ -30,13 +30,16 @@ var (
 
 // Defaults of the tools' optional arguments.
 const (
-	DefaultSearchLimit  = 10       // memory_search results when limit is not given
-	MaxSearchLimit      = 50       // the most memory_search returns in one call
-	DefaultSearchBudget = 6000     // characters of memory_search's text content
-	DefaultListLimit    = 20       // memory_list's page when limit is not given
-	MaxListLimit        = 100      // the largest page memory_list returns
-	MaxBudget           = 100000   // the largest character budget a tool accepts
-	DefaultName         = "engram" // the server's name for clients
+	DefaultSearchLimit = 10 // memory_search results when limit is not given
+	// DefaultSearchNeighbours is how many turns before and after a result
+	// of a conversation memory_search shows with it.
+	DefaultSearchNeighbours = 1
+	MaxSearchLimit          = 50       // the most memory_search returns in one call
+	DefaultSearchBudget     = 6000     // characters of memory_search's text content
+	DefaultListLimit        = 20       // memory_list's page when limit is not given
+	MaxListLimit            = 100      // the largest page memory_list returns
+	MaxBudget               = 100000   // the largest character budget a tool accepts
+	DefaultName             = "engram" // the server's name for clients
 )
 
 // Options configure a server. The zero value is usable.
@@ -59,8 +62,11 @@ may depend on earlier sessions (the user's preferences, people, projects, decisi
 instructions); use memory_add to keep a durable fact, preference, decision or
 instruction worth remembering later, one self-contained memory per call; use
 memory_update to correct a memory instead of adding a contradicting one, and
-memory_delete when it is wrong or obsolete. Every memory has an id (shown in
-results) for memory_get, memory_update, memory_delete and memory_favorite.
+memory_delete when it is wrong or obsolete. When a fact changes (a move, a new
+decision), memory_add the new one with supersedes set to the old one's id: searches
+then return what is current, and memory_history shows every version. Every memory
+has an id (shown in results) for memory_get, memory_update, memory_delete and
+memory_favorite. memory_add_episode stores a conversation's turns in order.
 memory_brief gives a session-start overview (favorites, most used, most recent).`
 
 // New returns an MCP server whose tools act on b.
@@ -90,6 +96,8 @@ func New(b Backend, opts Options) *mcp.Server {
 	mcp.AddTool(s, toolBrief(), t.brief)
 	mcp.AddTool(s, toolFavorite(), t.favorite)
 	mcp.AddTool(s, toolList(), t.list)
+	mcp.AddTool(s, toolHistory(), t.history)
+	mcp.AddTool(s, toolAddEpisode(), t.addEpisode)
 	return s
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-var toolNames = []string{"memory_add", "memory_brief", "memory_delete", "memory_favorite", "memory_get", "memory_list", "memory_search", "memory_update"}
+var toolNames = []string{"memory_add", "memory_add_episode", "memory_brief", "memory_delete", "memory_favorite", "memory_get", "memory_history", "memory_list", "memory_search", "memory_update"}
 
 // exercise runs the whole tool surface through a client session: list, add,
 // search, get, update, favorite, brief, delete. It returns the id it added
@@ -133,6 +133,60 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 
 func TestToolsInMemory(t *testing.T) {
 	exercise(t, connectInMemory(t, openDB(t)))
+}
+
+// TestEpisodeTools: a conversation stored in one call (again: nothing
+// duplicated), searched with its turns around each result, a supersession
+// by memory_add with supersedes, as_of, and memory_history.
+func TestEpisodeTools(t *testing.T) {
+	cs := connectInMemory(t, openDB(t))
+	msgs := []map[string]any{
+		{"speaker": "Melanie", "text": "Which flowers did you plant by the porch?", "occurred_at": "2023-05-08"},
+		{"speaker": "Caroline", "text": "They're called Peruvian Lilies.", "occurred_at": "2023-05-08"},
+		{"speaker": "Melanie", "text": "Lovely, they last for weeks.", "occurred_at": "2023-05-08"},
+	}
+	for range 2 {
+		var out EpisodeOutput
+		txt := ok(t, cs, "memory_add_episode", map[string]any{"episode": "garden", "messages": msgs}, &out)
+		if !slices.Equal(out.IDs, []string{"garden:1", "garden:2", "garden:3"}) || !strings.Contains(txt, "3 turns") {
+			t.Fatalf("add_episode: %+v\n%s", out, txt)
+		}
+	}
+	var page ListOutput
+	ok(t, cs, "memory_list", map[string]any{"episode": "garden", "order": "seq"}, &page)
+	if len(page.Memories) != 3 || page.Memories[1].Speaker != "Caroline" || page.Memories[1].Seq != 2 {
+		t.Fatalf("the episode listed: %+v", page.Memories)
+	}
+	var resp engram.Response
+	txt := ok(t, cs, "memory_search", map[string]any{"query": "Peruvian Lilies", "limit": 1}, &resp)
+	if len(resp.Results) != 1 || len(resp.Results[0].Neighbours) != 2 ||
+		!strings.Contains(txt, "Melanie: Which flowers did you plant by the porch? / Caroline: They're called Peruvian Lilies.") {
+		t.Fatalf("search with the turns around it: %+v\n%s", resp.Results, txt)
+	}
+	var old, cur AddOutput
+	ok(t, cs, "memory_add", map[string]any{"text": "Sam lives in Porto", "occurred_at": "2021-01-01"}, &old)
+	ok(t, cs, "memory_add", map[string]any{"text": "Sam lives in Oslo", "occurred_at": "2024-01-01", "supersedes": old.ID}, &cur)
+	for _, c := range []struct {
+		args      map[string]any
+		want, not string
+	}{
+		{map[string]any{"query": "where does Sam live", "min_relevance": 0}, cur.ID, old.ID},
+		{map[string]any{"query": "where does Sam live", "min_relevance": 0, "as_of": "2022-06-01"}, old.ID, cur.ID},
+	} {
+		var r engram.Response
+		ok(t, cs, "memory_search", c.args, &r)
+		if len(r.Results) == 0 || r.Results[0].ID != c.want || slices.ContainsFunc(r.Results, func(x engram.Result) bool { return x.ID == c.not }) {
+			t.Fatalf("search %v: %+v, want %s first and %s absent", c.args, r.Results, c.want, c.not)
+		}
+	}
+	var hist HistoryOutput
+	txt = ok(t, cs, "memory_history", map[string]any{"id": old.ID}, &hist)
+	if len(hist.Versions) != 2 || hist.Versions[0].Current || !hist.Versions[1].Current || !strings.Contains(txt, "superseded by "+cur.ID) {
+		t.Fatalf("history: %+v\n%s", hist, txt)
+	}
+	if res := call(t, cs, "memory_add", map[string]any{"text": "x", "supersedes": "nowhere"}); !res.IsError || !strings.Contains(text(res), "supersedes") {
+		t.Fatalf("supersedes naming nothing: %v %q", res.IsError, text(res))
+	}
 }
 
 // TestToolErrors checks that bad arguments and unknown ids come back as tool

@@ -37,8 +37,12 @@ func resultLine(r engram.Result, relevance bool) string {
 func resultEntry(r engram.Result, relevance bool) format.Entry {
 	var b strings.Builder
 	b.WriteString("- " + r.ID + " [" + r.Type)
-	if !r.CreatedAt.IsZero() {
-		b.WriteString(" " + r.CreatedAt.UTC().Format("2006-01-02"))
+	when := r.OccurredAt
+	if when.IsZero() {
+		when = r.CreatedAt
+	}
+	if !when.IsZero() {
+		b.WriteString(" " + when.UTC().Format("2006-01-02"))
 	}
 	if r.Favorite {
 		b.WriteString(", favorite")
@@ -50,7 +54,7 @@ func resultEntry(r engram.Result, relevance bool) format.Entry {
 	if r.Name != "" {
 		b.WriteString(format.OneLine(r.Name) + ": ")
 	}
-	return format.Entry{Head: b.String(), Body: format.OneLine(r.Text), Mark: excerptMark}
+	return format.Entry{Head: b.String(), Body: format.EpisodeText(r), Mark: excerptMark}
 }
 
 // excerptMark ends the line of a memory shown cut.
@@ -133,7 +137,8 @@ func listText(page *engram.ListPage) string {
 
 // memoryResult is a memory as a result line shows it.
 func memoryResult(m *engram.Memory) engram.Result {
-	return engram.Result{ID: m.ID, Text: m.Text, Name: m.Name, Type: m.Type, Favorite: m.Favorite, CreatedAt: m.CreatedAt}
+	return engram.Result{ID: m.ID, Text: m.Text, Name: m.Name, Type: m.Type, Favorite: m.Favorite, CreatedAt: m.CreatedAt,
+		OccurredAt: m.OccurredAt, Speaker: m.Speaker}
 }
 
 // memoryText renders one memory whole, a field a line, the text last.
@@ -152,6 +157,17 @@ func memoryText(m *MemoryOut) string {
 	field("scope", scopeString(m.Scope))
 	field("tags", strings.Join(m.Tags, ", "))
 	field("source", m.Source)
+	if m.Episode != "" {
+		field("episode", m.Episode)
+		if m.Seq > 0 {
+			field("seq", fmt.Sprint(m.Seq))
+		}
+	}
+	field("speaker", m.Speaker)
+	field("supersedes", m.Supersedes)
+	if !m.OccurredAt.IsZero() && !m.OccurredAt.Equal(m.CreatedAt) {
+		field("occurred", m.OccurredAt.UTC().Format(time.RFC3339))
+	}
 	if len(m.Metadata) > 0 {
 		meta, _ := json.Marshal(m.Metadata) // decoded from JSON: encodes
 		field("metadata", string(meta))
@@ -189,4 +205,17 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// historyText renders a memory's versions, oldest first.
+func historyText(vs []engram.Version) string {
+	lines := make([]string, len(vs))
+	for i, v := range vs {
+		state := "current"
+		if !v.Current {
+			state = "superseded by " + v.SupersededBy + " on " + v.SupersededAt.UTC().Format("2006-01-02")
+		}
+		lines[i] = "- " + v.ID + " [" + v.OccurredAt.UTC().Format("2006-01-02") + ", " + state + "] " + format.OneLine(v.Text)
+	}
+	return list(fmt.Sprintf("%d %s, oldest first:", len(vs), plural(len(vs), "version", "versions")), lines, DefaultSearchBudget)
 }

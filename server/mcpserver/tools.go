@@ -26,6 +26,11 @@ type MemoryOut struct {
 	Source      string            `json:"source,omitempty"`
 	Metadata    map[string]any    `json:"metadata,omitempty"`
 	Favorite    bool              `json:"favorite"`
+	Episode     string            `json:"episode,omitempty"`
+	Seq         int64             `json:"seq,omitempty"`
+	Speaker     string            `json:"speaker,omitempty"`
+	OccurredAt  time.Time         `json:"occurred_at,omitzero"`
+	Supersedes  string            `json:"supersedes,omitempty"`
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
 	Uses        int64             `json:"uses"`
@@ -83,10 +88,14 @@ func (in SearchInput) query(now time.Time) (engram.Query, error) {
 		return q, fmt.Errorf("%w: limit %d: want 1 to %d", engram.ErrInvalidQuery, q.Limit, MaxSearchLimit)
 	}
 	q.Type, q.Scene, q.Scope, q.Tags = in.Type, in.Scene, in.Scope, in.Tags
+	q.Episode, q.IncludeSuperseded, q.Neighbours = in.Episode, in.IncludeSuperseded, DefaultSearchNeighbours
+	if in.Neighbours != nil {
+		q.Neighbours = *in.Neighbours
+	}
 	for _, b := range []struct {
 		name, s string
 		dst     **time.Time
-	}{{"since", in.Since, &q.Since}, {"until", in.Until, &q.Until}} {
+	}{{"since", in.Since, &q.Since}, {"until", in.Until, &q.Until}, {"as_of", in.AsOf, &q.AsOf}, {"now", in.Now, &q.Now}} {
 		if b.s == "" {
 			continue
 		}
@@ -105,7 +114,15 @@ func (t tools) add(ctx context.Context, _ *mcp.CallToolRequest, in AddInput) (*m
 		return nil, nil, err
 	}
 	m := &engram.Memory{Text: in.Text, Name: in.Name, Description: in.Description, Type: in.Type,
-		Scene: in.Scene, Scope: in.Scope, Tags: in.Tags, Source: in.Source, Metadata: meta, Favorite: in.Favorite}
+		Scene: in.Scene, Scope: in.Scope, Tags: in.Tags, Source: in.Source, Metadata: meta, Favorite: in.Favorite,
+		Episode: in.Episode, Seq: in.Seq, Speaker: in.Speaker, Supersedes: in.Supersedes}
+	if in.OccurredAt != "" {
+		at, err := when.Parse(in.OccurredAt, time.Now())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: occurred_at: %v", engram.ErrInvalid, err)
+		}
+		m.OccurredAt = at
+	}
 	res, err := t.b.Add(ctx, m)
 	if err != nil {
 		return nil, nil, err
@@ -123,7 +140,15 @@ func (t tools) add(ctx context.Context, _ *mcp.CallToolRequest, in AddInput) (*m
 
 func (t tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInput) (*mcp.CallToolResult, *MemoryOut, error) {
 	p := engram.Patch{Text: in.Text, Name: in.Name, Description: in.Description, Type: in.Type, Scene: in.Scene,
-		Scope: in.Scope, Tags: in.Tags, Source: in.Source, Favorite: in.Favorite}
+		Scope: in.Scope, Tags: in.Tags, Source: in.Source, Favorite: in.Favorite,
+		Episode: in.Episode, Seq: in.Seq, Speaker: in.Speaker, Supersedes: in.Supersedes}
+	if in.OccurredAt != nil {
+		at, err := when.Parse(*in.OccurredAt, time.Now())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: occurred_at: %v", engram.ErrInvalid, err)
+		}
+		p.OccurredAt = &at
+	}
 	if in.Metadata != nil {
 		raw, err := metadataJSON(in.Metadata)
 		if err != nil {
@@ -173,7 +198,7 @@ func (t tools) favorite(ctx context.Context, _ *mcp.CallToolRequest, in Favorite
 }
 
 func (t tools) brief(ctx context.Context, _ *mcp.CallToolRequest, in BriefInput) (*mcp.CallToolResult, *engram.Brief, error) {
-	opt := engram.BriefOptions{Budget: in.Budget, Limit: in.Limit}
+	opt := engram.BriefOptions{Budget: in.Budget, Limit: in.Limit, Neighbours: in.Neighbours}
 	opt.Scope, opt.Type = in.Scope, in.Type
 	b, err := t.b.Brief(ctx, opt)
 	if err != nil {
@@ -192,6 +217,7 @@ func textResult(s string) *mcp.CallToolResult {
 func memoryOut(m *engram.Memory) *MemoryOut {
 	out := &MemoryOut{ID: m.ID, Name: m.Name, Description: m.Description, Text: m.Text, Type: m.Type,
 		Scene: m.Scene, Scope: m.Scope, Tags: m.Tags, Source: m.Source, Favorite: m.Favorite,
+		Episode: m.Episode, Seq: m.Seq, Speaker: m.Speaker, OccurredAt: m.OccurredAt, Supersedes: m.Supersedes,
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Uses: m.Uses}
 	if len(m.Metadata) > 0 {
 		// Stored metadata was validated as an object; a decode failure leaves it out.
@@ -211,7 +237,7 @@ type ListOutput struct {
 
 func (t tools) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, *ListOutput, error) {
 	opt := engram.ListOptions{Order: in.Order, Limit: in.Limit, Cursor: in.Cursor}
-	opt.Scope, opt.Type, opt.Tags = in.Scope, in.Type, in.Tags
+	opt.Scope, opt.Type, opt.Tags, opt.Episode, opt.Current = in.Scope, in.Type, in.Tags, in.Episode, in.Current
 	if opt.Limit == 0 {
 		opt.Limit = DefaultListLimit
 	}
@@ -222,7 +248,7 @@ func (t tools) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (
 	for _, b := range []struct {
 		name, s string
 		dst     **time.Time
-	}{{"since", in.Since, &opt.Since}, {"until", in.Until, &opt.Until}} {
+	}{{"since", in.Since, &opt.Since}, {"until", in.Until, &opt.Until}, {"as_of", in.AsOf, &opt.AsOf}} {
 		if b.s == "" {
 			continue
 		}
@@ -241,4 +267,51 @@ func (t tools) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (
 		out.Memories[i] = memoryOut(m)
 	}
 	return textResult(listText(page)), out, nil
+}
+
+// HistoryOutput is memory_history's structured result.
+type HistoryOutput struct {
+	Versions []engram.Version `json:"versions"`
+}
+
+func (t tools) history(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, *HistoryOutput, error) {
+	vs, err := t.b.History(ctx, in.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return textResult(historyText(vs)), &HistoryOutput{Versions: vs}, nil
+}
+
+// EpisodeOutput is memory_add_episode's structured result.
+type EpisodeOutput struct {
+	IDs      []string `json:"ids"`
+	Embedded int      `json:"embedded"`
+	Deferred string   `json:"deferred,omitempty"`
+}
+
+func (t tools) addEpisode(ctx context.Context, _ *mcp.CallToolRequest, in EpisodeInput) (*mcp.CallToolResult, *EpisodeOutput, error) {
+	ep := engram.Episode{Episode: in.Episode, FirstSeq: in.FirstSeq, Scope: in.Scope, Type: in.Type, Tags: in.Tags, Source: in.Source,
+		Messages: make([]engram.Message, len(in.Messages))}
+	now := time.Now()
+	for i, m := range in.Messages {
+		ep.Messages[i] = engram.Message{Speaker: m.Speaker, Text: m.Text}
+		if m.OccurredAt != "" {
+			at, err := when.Parse(m.OccurredAt, now)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%w: message %d: occurred_at: %v", engram.ErrInvalid, i+1, err)
+			}
+			ep.Messages[i].OccurredAt = at
+		}
+	}
+	res, err := t.b.AddEpisode(ctx, ep)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &EpisodeOutput{IDs: res.IDs, Embedded: res.Embedded, Deferred: res.Deferred}
+	text := fmt.Sprintf("Stored %d %s of episode %q (ids %s … %s).", len(res.IDs), plural(len(res.IDs), "turn", "turns"),
+		in.Episode, res.IDs[0], res.IDs[len(res.IDs)-1])
+	if out.Deferred != "" {
+		text += " They are searchable by keywords now; their vectors are deferred: " + out.Deferred
+	}
+	return textResult(text), out, nil
 }

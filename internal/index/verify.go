@@ -1,0 +1,71 @@
+package index
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// Verify checks what the index derives from its memories against a
+// computation from scratch: every memory's BM25 terms and length (its own
+// fields, its neighbours' text, its date), the episode lists in episode
+// order, and every supersession. It is slow, for tests (concurrent writers,
+// snapshots, fuzzing); the caller holds at least a read lock.
+func (ix *Index) Verify() error {
+	if len(ix.dirty) > 0 {
+		return fmt.Errorf("%d memories wait for their context outside a batch", len(ix.dirty))
+	}
+	// Episode lists, recomputed.
+	want := map[string][]uint32{}
+	for doc, m := range ix.docs {
+		if m != nil && m.Episode != "" {
+			want[m.EpisodeKey()] = append(want[m.EpisodeKey()], uint32(doc))
+		}
+	}
+	for key, l := range want {
+		slices.SortFunc(l, func(a, b uint32) int { return memory.EpisodeOrder(ix.docs[a], ix.docs[b]) })
+		if !slices.Equal(l, ix.episodes[key]) {
+			return fmt.Errorf("episode %q: documents %v, want %v", key, ix.episodes[key], l)
+		}
+	}
+	if len(want) != len(ix.episodes) {
+		return fmt.Errorf("%d episodes indexed, want %d", len(ix.episodes), len(want))
+	}
+	for doc, m := range ix.docs {
+		if m == nil {
+			continue
+		}
+		ft := ix.tokens(m)
+		if ix.needsContext(m) {
+			l := want[m.EpisodeKey()]
+			i := slices.Index(l, uint32(doc))
+			k := ix.ctx.Neighbours
+			for _, n := range append(slices.Clone(l[max(0, i-k):i]), l[i+1:min(len(l), i+1+k)]...) {
+				ft[FieldContext] = append(ft[FieldContext], ix.tok.Tokens(ix.docs[n].Text)...)
+			}
+		}
+		got, gotLen := ix.bm.Doc(uint32(doc))
+		wantTF, wantLen := ix.bm.Expect(ft[:])
+		if gotLen != wantLen || !maps.Equal(got, wantTF) {
+			return fmt.Errorf("memory %q: BM25 holds %v (length %d), want %v (length %d)", m.ID, got, gotLen, wantTF, wantLen)
+		}
+		// Supersession: the earliest superseder of the same scope.
+		var best *memory.Memory
+		for _, s := range ix.docs {
+			if s != nil && s.Supersedes == m.ID && memory.ScopeJSON(s.Scope) == memory.ScopeJSON(m.Scope) && s.Key() != m.Key() &&
+				(best == nil || s.OccurredAt.Before(best.OccurredAt) || (s.OccurredAt.Equal(best.OccurredAt) && s.ID < best.ID)) {
+				best = s
+			}
+		}
+		var sup *memory.Supersession
+		if best != nil {
+			sup = &memory.Supersession{By: best.ID, At: best.OccurredAt}
+		}
+		if !sameSupersession(m.Superseded, sup) || ix.superseded.Has(uint32(doc)) != (sup != nil) {
+			return fmt.Errorf("memory %q: superseded %+v (in the set: %t), want %+v", m.ID, m.Superseded, ix.superseded.Has(uint32(doc)), sup)
+		}
+	}
+	return nil
+}
