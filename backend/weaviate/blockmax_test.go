@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram/internal/bm25"
-	"github.com/engram-memory/engram/internal/tokenize"
-
 	"github.com/engram-memory/engram/internal/weaviatetest"
 	"github.com/engram-memory/engram/memory"
 )
@@ -90,28 +88,25 @@ func question(needle string) string {
 }
 
 // checkNeedles asks every needle's question at limit 10. The reference is
-// Engram's own BM25 (internal/bm25) over the same memories, all of corpus:
+// Engram's own BM25 (internal/index, engramIndex) over the same memories,
+// all of corpus (in no episode, and no question names a day):
 // Weaviate's top 10 must score as the reference's does, place by place, and
 // hold the needle's turn, which the reference's top 10 holds (else the
 // fixture would prove nothing). The native hybrid call must find it too.
 func checkNeedles(t *testing.T, s *Store, corpus, turns []*memory.Memory, needles []string) {
 	t.Helper()
 	ctx := ctxT(t)
-	tok := tokenize.New(tokenize.DefaultOptions())
-	ref := bm25.New(bm25.DefaultParams(3))
-	for i, m := range corpus {
-		ref.Add(uint32(i), [][]string{tok.Tokens(m.Name), tok.Tokens(m.Description), tok.Tokens(m.Text)})
-	}
+	ref := engramIndex(corpus)
 	missed, first := 0, 0
 	f := memory.Filter{Scope: map[string]string{"team": "t"}}
 	for i, n := range needles {
 		want := turns[i].ID
 		q := question(n)
-		refHits := ref.Search(tok.Tokens(q), nil, 10)
-		if !slices.ContainsFunc(refHits, func(h bm25.Hit) bool { return corpus[h.Doc].ID == want }) {
+		refHits, _ := ref.BM25(q, nil, nil, 10)
+		if !slices.ContainsFunc(refHits, func(h bm25.Hit) bool { return ref.Doc(h.Doc).ID == want }) {
 			t.Fatalf("fixture: the reference does not find %s for %q in its top 10", want, n)
 		}
-		if corpus[refHits[0].Doc].ID == want {
+		if ref.Doc(refHits[0].Doc).ID == want {
 			first++
 		}
 		lq := LegQuery{Text: q, Vector: []float32{1, 0, 0, 0}, Model: fixtureModel, Filter: f, K: 10}

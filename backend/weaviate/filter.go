@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/engram-memory/engram/memory"
 )
@@ -48,18 +49,26 @@ func cond(path, op, valueKind, value string) operand {
 }
 
 // where renders a conjunction of operands, or "" when there are none.
-func where(ops []operand) string {
+func where(ops []operand) string { return string(join("And", ops)) }
+
+// join combines operands with And or Or ("" for none).
+func join(op string, ops []operand) operand {
 	switch len(ops) {
 	case 0:
 		return ""
 	case 1:
-		return string(ops[0])
+		return ops[0]
 	}
 	parts := make([]string, len(ops))
 	for i, o := range ops {
 		parts[i] = string(o)
 	}
-	return `{operator:And,operands:[` + strings.Join(parts, ",") + `]}`
+	return operand(`{operator:` + op + `,operands:[` + strings.Join(parts, ",") + `]}`)
+}
+
+// dateCond compares a date property with t.
+func dateCond(path, op string, t time.Time) operand {
+	return cond(path, op, "valueDate", gqlString(formatTime(t)))
 }
 
 // filterOperands pushes every field of f down as where conditions. The scope
@@ -92,7 +101,59 @@ func filterOperands(f *memory.Filter) ([]operand, error) {
 	if f.Until != nil {
 		ops = append(ops, cond(pCreated, "LessThan", "valueDate", gqlString(formatTime(*f.Until))))
 	}
+	if err := memory.CheckEpisode(f.Episode); err != nil {
+		return nil, fmt.Errorf("filter: %w", err)
+	}
+	if f.Episode != "" {
+		ops = append(ops, cond(pEpisode, "Equal", "valueText", gqlString(f.Episode)))
+	}
+	if f.Supersedes != "" {
+		if err := memory.CheckID(f.Supersedes); err != nil {
+			return nil, fmt.Errorf("filter: supersedes: %w", err)
+		}
+		ops = append(ops, cond(pSupersedes, "Equal", "valueText", gqlString(f.Supersedes)))
+	}
+	// What was current at T: occurred by then, and superseded (if at all)
+	// only later; noSuperseder lies after every time a filter may name.
+	// Current (now): superseded by none.
+	switch {
+	case f.AsOf != nil:
+		if err := memory.CheckTime("as_of", *f.AsOf); err != nil {
+			return nil, fmt.Errorf("filter: %w", err)
+		}
+		ops = append(ops, dateCond(pOccurred, "LessThanEqual", *f.AsOf), dateCond(pSupersededAt, "GreaterThan", *f.AsOf))
+	case f.Current:
+		ops = append(ops, dateCond(pSupersededAt, "Equal", noSuperseder))
+	}
 	return ops, nil
+}
+
+// windowsOperand matches the memories that occurred inside one of the
+// windows (Since inclusive, Until exclusive), or "" for none. The bounds are
+// clamped to the times Weaviate can compare (Unix nanoseconds).
+func windowsOperand(windows []memory.TimeWindow) operand {
+	clamp := func(t time.Time) time.Time {
+		switch {
+		case t.Before(memory.MinTime):
+			return memory.MinTime
+		case t.After(noSuperseder):
+			return noSuperseder
+		}
+		return t
+	}
+	var ors []operand
+	for _, w := range windows {
+		if !w.Since.Before(w.Until) {
+			continue // empty: matches nothing
+		}
+		ors = append(ors, join("And", []operand{dateCond(pOccurred, "GreaterThanEqual", clamp(w.Since)),
+			dateCond(pOccurred, "LessThan", clamp(w.Until))}))
+	}
+	if len(ors) == 0 && len(windows) > 0 {
+		// Only empty windows: a condition nothing meets.
+		return dateCond(pOccurred, "LessThan", memory.MinTime)
+	}
+	return join("Or", ors)
 }
 
 // idsOperand matches the objects of the given Engram ids, in whatever scope

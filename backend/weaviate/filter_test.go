@@ -15,9 +15,11 @@ import (
 const fixtureModel = "test-model-v1"
 
 // fixture is a small store whose memories vary every filterable field: two
-// tenants (team), two users, three types, scenes, tag sets, sources and a
-// spread of creation times. Every text holds "memo", so a BM25 search for it
-// reaches every memory and its hits are exactly the filter's matches.
+// tenants (team), two users, three types, scenes, tag sets, sources, a
+// spread of creation and occurrence times, two episodes, and memories that
+// supersede an earlier one of their scope. Every text holds "memo", so a
+// BM25 search for it reaches every memory and its hits are exactly the
+// filter's matches.
 func fixture() []*memory.Memory {
 	r := rand.New(rand.NewPCG(1, 2))
 	var out []*memory.Memory
@@ -37,6 +39,10 @@ func fixture() []*memory.Memory {
 				m.Source = []string{"", "slack", "mail"}[(i/4)%3]
 				m.CreatedAt = t0.Add(time.Duration(i) * time.Hour)
 				m.UpdatedAt = m.CreatedAt
+				m.OccurredAt = m.CreatedAt.Add(time.Duration(i%5-2) * 97 * time.Minute)
+				if i%3 > 0 {
+					m.Episode, m.Seq = []string{"", "call 1", "call 2"}[i%3], int64(i%4)
+				}
 				v := make([]float32, 6)
 				for j := range v {
 					v[j] = float32(r.NormFloat64())
@@ -44,7 +50,28 @@ func fixture() []*memory.Memory {
 				m.Embedding = &memory.Embedding{Model: fixtureModel, Dim: len(v), Vector: v}
 			}))
 	}
+	// Every sixth memory supersedes the latest earlier one of its scope.
+	for i, m := range out {
+		if i%6 != 5 {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			if memory.ScopeJSON(out[j].Scope) == memory.ScopeJSON(m.Scope) {
+				m.Supersedes = out[j].ID
+				break
+			}
+		}
+	}
 	return out
+}
+
+// withSupersession sets each memory's derived Superseded as Engram's own
+// index derives it, for memory.Filter.Match.
+func withSupersession(mems []*memory.Memory) {
+	ref := engramIndex(mems)
+	for _, m := range mems {
+		m.Superseded = ref.Get(m.Key()).Superseded
+	}
 }
 
 // filterCases are the filters every read path is checked with.
@@ -53,6 +80,13 @@ func filterCases() []struct {
 	f    memory.Filter
 } {
 	at := func(h int) *time.Time { x := t0.Add(time.Duration(h) * time.Hour); return &x }
+	superseded := ""
+	for _, m := range fixture() {
+		if m.Supersedes != "" {
+			superseded = m.Supersedes
+			break
+		}
+	}
 	return []struct {
 		name string
 		f    memory.Filter
@@ -73,6 +107,14 @@ func filterCases() []struct {
 		{"since and until", memory.Filter{Since: at(10), Until: at(20)}},
 		{"all at once", memory.Filter{Scope: map[string]string{"team": "a", "user": "u2"}, Type: "fact", Tags: []string{"x"}, Since: at(2)}},
 		{"nothing matches", memory.Filter{Type: "event", Scene: "standup", Source: "slack", Tags: []string{"y"}, Until: at(1)}},
+		{"episode", memory.Filter{Episode: "call 1"}},
+		{"episode in tenant a", memory.Filter{Episode: "call 2", Scope: map[string]string{"team": "a"}}},
+		{"supersedes", memory.Filter{Supersedes: superseded}},
+		{"current", memory.Filter{Current: true}},
+		{"current in tenant b", memory.Filter{Current: true, Scope: map[string]string{"team": "b"}}},
+		{"as of hour 20", memory.Filter{AsOf: at(20)}},
+		{"as of the end", memory.Filter{AsOf: at(60)}},
+		{"as of, type and episode", memory.Filter{AsOf: at(40), Type: "event", Episode: "call 1"}},
 	}
 }
 
@@ -105,6 +147,7 @@ func TestFiltersPushedDown(t *testing.T) {
 			ctx := ctxT(t)
 			mems := fixture()
 			put(t, s, mems...)
+			withSupersession(mems)
 			qv := []float32{1, 0, 0, 0, 0, 0}
 			for _, c := range filterCases() {
 				t.Run(c.name, func(t *testing.T) {

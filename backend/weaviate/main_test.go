@@ -39,12 +39,16 @@ func put(t testing.TB, s *Store, mems ...*memory.Memory) {
 
 var t0 = time.Date(2026, 11, 30, 8, 0, 0, 123456789, time.UTC)
 
-// mem is a normalised memory as the root package stores it: times set,
-// content hash computed.
+// mem is a normalised memory as the root package stores it: times set (it
+// occurred when it was created unless edit says otherwise), content hash
+// computed.
 func mem(id, text string, edit func(*memory.Memory)) *memory.Memory {
 	m := &memory.Memory{ID: id, Text: text, Type: memory.DefaultType, CreatedAt: t0, UpdatedAt: t0}
 	if edit != nil {
 		edit(m)
+	}
+	if m.OccurredAt.IsZero() {
+		m.OccurredAt = m.CreatedAt
 	}
 	if err := m.Normalize(); err != nil {
 		panic(err)

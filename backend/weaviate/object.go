@@ -12,21 +12,24 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/memory"
 )
 
 // Property names of the class. Every memory field has one; pTerms exists
-// with TokenizerEngram only and holds the BM25 terms.
+// with TokenizerEngram only and holds the BM25 terms; pContext and pDay hold
+// what BM25 searches besides a memory's own words (schema 3, episode.go).
 const (
 	pID          = "mem_id"
 	pName        = "name"
 	pDescription = "description"
 	pText        = "text"
-	// pTerms is Engram's terms of name, description and text, in that order,
-	// as one field: Engram's BM25 counts a term over the three fields into
-	// one document with one length, which Weaviate scores identically when
-	// the terms are one property (TestBM25AgainstEngram), not when they are
-	// three (it scores each property against its own mean length).
+	// pTerms is Engram's terms of name, description, text and speaker, in
+	// that order, as one field: Engram's BM25 counts a term over these
+	// fields (each of weight 1 and length weight 1) into one document with
+	// one length, which Weaviate scores identically when the terms are one
+	// property (TestBM25AgainstEngram), not when they are several (it scores
+	// each property against its own mean length).
 	pTerms    = "terms"
 	pType     = "type"
 	pScene    = "scene"
@@ -43,7 +46,31 @@ const (
 	pHash     = "content_hash"
 	pModel    = "embed_model"
 	pDim      = "embed_dim"
+
+	// Schema 3: episodes, time and supersession.
+	pEpisode    = "episode"
+	pSeq        = "seq" // number, as uses: seq reaches 2^53
+	pSpeaker    = "speaker"
+	pOccurred   = "occurred_at"
+	pSupersedes = "supersedes"
+	// pSupersededBy and pSupersededAt are derived (supersede.go): the id and
+	// occurred_at of the memory of the same scope that supersedes this one,
+	// and noSuperseder in pSupersededAt when none does.
+	pSupersededBy = "superseded_by"
+	pSupersededAt = "superseded_at"
+	// pContext is derived (episode.go): the text of the memory's neighbours
+	// in its episode, as Engram's terms (TokenizerEngram) or raw.
+	pContext = "context"
+	// pDay is the memory's occurred_at day (index.DateText), as Engram's
+	// terms or raw; empty when the date field is off (index.DefaultContext).
+	pDay = "occurred_day"
 )
+
+// noSuperseder is pSupersededAt of a memory nothing supersedes: the first
+// instant after memory.MaxTime, so that every stored time (and so every
+// as-of time a filter may ask) lies before it, and still a time Weaviate
+// indexes (it keeps dates as Unix nanoseconds, which end in April 2262).
+var noSuperseder = memory.MaxTime.Add(time.Nanosecond)
 
 // maxExactInt is the largest integer a float64 (and so a Weaviate number and a
 // JSON reader) holds exactly: uses above it are refused rather than rounded.
@@ -138,11 +165,43 @@ type object struct {
 // spaces (terms never contain whitespace).
 type termsOf func(text string) string
 
-// encode turns a normalised memory (id, times and type set) into its object.
-// It refuses what Weaviate could not store exactly: invalid UTF-8 (JSON would
-// replace it), non-finite vector values (JSON cannot carry them), uses beyond
-// 2^53 (numbers are float64).
-func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, error) {
+// encoder says how a memory's searched properties are made: terms is nil
+// with TokenizerWord (the raw text is searched), dates whether pDay holds
+// the memory's day.
+type encoder struct {
+	class string
+	terms termsOf
+	dates bool
+}
+
+// occurredAt is when a memory occurred: its OccurredAt, else (a memory
+// written without one) its CreatedAt, as every store reads it.
+func occurredAt(m *memory.Memory) time.Time {
+	if m.OccurredAt.IsZero() {
+		return m.CreatedAt
+	}
+	return m.OccurredAt
+}
+
+// day is pDay's value for a memory that occurred at t.
+func (e encoder) day(t time.Time) string {
+	if !e.dates {
+		return ""
+	}
+	if e.terms != nil {
+		return e.terms(index.DateText(t))
+	}
+	return index.DateText(t)
+}
+
+// encode turns a normalised memory (id, times and type set) into its object,
+// its supersession (pSupersededBy, pSupersededAt) from m.Superseded and
+// without a context (pContext): both are derived from other memories, and
+// the caller sets them. It refuses what Weaviate could not store exactly:
+// invalid UTF-8 (JSON would replace it), non-finite vector values (JSON
+// cannot carry them), uses beyond 2^53 (numbers are float64), times outside
+// memory.MinTime..MaxTime (dates are Unix nanoseconds).
+func (e encoder) encode(tenant string, m *memory.Memory) (*object, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: memory %q: %s", memory.ErrInvalid, m.ID, fmt.Sprintf(format, a...))
 	}
@@ -152,14 +211,30 @@ func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, err
 	if m.CreatedAt.IsZero() || m.UpdatedAt.IsZero() {
 		return nil, bad("created_at and updated_at must be set")
 	}
+	occurred := occurredAt(m)
+	if err := memory.CheckTime("occurred_at", occurred); err != nil {
+		return nil, bad("%v", err)
+	}
 	for name, s := range map[string]string{"id": m.ID, "name": m.Name, "description": m.Description, "text": m.Text,
-		"type": m.Type, "scene": m.Scene, "source": m.Source, "metadata": string(m.Metadata), "content_hash": m.ContentHash} {
+		"type": m.Type, "scene": m.Scene, "source": m.Source, "metadata": string(m.Metadata), "content_hash": m.ContentHash,
+		"speaker": m.Speaker} {
 		if !utf8.ValidString(s) {
 			return nil, bad("field %q is not valid UTF-8", name)
 		}
 	}
 	if err := exactValues(m.Scope, m.Type, m.Scene, m.Source, m.Tags); err != nil {
 		return nil, bad("%v", err)
+	}
+	if err := memory.CheckEpisode(m.Episode); err != nil {
+		return nil, bad("%v", err)
+	}
+	if m.Seq < 0 || m.Seq > memory.MaxSeq {
+		return nil, bad("seq %d out of range 0..2^53", m.Seq)
+	}
+	if m.Supersedes != "" {
+		if err := memory.CheckID(m.Supersedes); err != nil {
+			return nil, bad("supersedes: %v", err)
+		}
 	}
 	if m.Uses < 0 || m.Uses > maxExactInt {
 		return nil, bad("uses %d out of range 0..2^53", m.Uses)
@@ -179,6 +254,7 @@ func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, err
 		pUpdated:  formatTime(m.UpdatedAt),
 		pUses:     m.Uses,
 		pDemand:   m.Demand,
+		pOccurred: formatTime(occurred),
 	}
 	setText := func(k, v string) {
 		if v != "" {
@@ -191,8 +267,22 @@ func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, err
 	setText(pSource, m.Source)
 	setText(pMetadata, string(m.Metadata))
 	setText(pHash, m.ContentHash)
-	if terms != nil {
-		setText(pTerms, strings.TrimSpace(terms(m.Name)+" "+terms(m.Description)+" "+terms(m.Text)))
+	setText(pEpisode, m.Episode)
+	setText(pSpeaker, m.Speaker)
+	setText(pSupersedes, m.Supersedes)
+	if m.Seq != 0 {
+		p[pSeq] = m.Seq
+	}
+	setSupersession(p, m.Superseded)
+	setText(pDay, e.day(occurred))
+	if e.terms != nil {
+		var terms []string
+		for _, f := range []string{m.Name, m.Description, m.Text, m.Speaker} {
+			if t := e.terms(f); t != "" {
+				terms = append(terms, t)
+			}
+		}
+		setText(pTerms, strings.Join(terms, " "))
 	}
 	if len(m.Scope) > 0 {
 		p[pScope] = scopeTerms(m.Scope)
@@ -203,7 +293,7 @@ func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, err
 	if m.DemandAt != nil {
 		p[pDemandAt] = formatTime(*m.DemandAt)
 	}
-	o := &object{Class: class, Tenant: tenant, ID: KeyID(m.ID, m.Scope), Properties: p}
+	o := &object{Class: e.class, Tenant: tenant, ID: KeyID(m.ID, m.Scope), Properties: p}
 	if e := m.Embedding; e != nil {
 		if e.Model == "" || len(e.Vector) == 0 || e.Dim != len(e.Vector) {
 			return nil, bad("embedding needs a model and dim equal to its %d values (dim %d)", len(e.Vector), e.Dim)
@@ -221,6 +311,16 @@ func encode(class, tenant string, m *memory.Memory, terms termsOf) (*object, err
 		o.Vectors = map[string][]float32{VectorName(e.Model, e.Dim): e.Vector}
 	}
 	return o, nil
+}
+
+// setSupersession sets the supersession properties: the superseding
+// memory's id and time, or none (noSuperseder).
+func setSupersession(p map[string]any, sup *memory.Supersession) {
+	if sup == nil {
+		p[pSupersededBy], p[pSupersededAt] = "", formatTime(noSuperseder)
+		return
+	}
+	p[pSupersededBy], p[pSupersededAt] = sup.By, formatTime(sup.At)
 }
 
 // exactValues checks the values Weaviate matches exactly ("field"
@@ -295,8 +395,20 @@ type fields struct {
 	Hash        string   `json:"content_hash"`
 	Model       string   `json:"embed_model"`
 	Dim         float64  `json:"embed_dim"`
-	Additional  struct {
+	Episode     string   `json:"episode"`
+	Seq         float64  `json:"seq"`
+	Speaker     string   `json:"speaker"`
+	Occurred    string   `json:"occurred_at"`
+	Supersedes  string   `json:"supersedes"`
+	SuperBy     string   `json:"superseded_by"`
+	SuperAt     string   `json:"superseded_at"`
+	// Context is the stored context, read by the writes that maintain it
+	// (never part of a memory).
+	Context    string `json:"context"`
+	Day        string `json:"occurred_day"`
+	Additional struct {
 		ID           string                     `json:"id"`
+		LastUpdate   json.RawMessage            `json:"lastUpdateTimeUnix"`
 		Score        json.Number                `json:"score"`
 		Distance     *float64                   `json:"distance"`
 		ExplainScore string                     `json:"explainScore"`
@@ -310,7 +422,7 @@ func fieldList(vectors []string, extra string) string {
 	var b strings.Builder
 	b.WriteString(pID + " " + pName + " " + pDescription + " " + pText + " " + pType + " " + pScene + " " + pScope + " " +
 		pTags + " " + pSource + " " + pMetadata + " " + pFavorite + " " + pCreated + " " + pUpdated + " " + pUses + " " +
-		pDemand + " " + pDemandAt + " " + pHash + " " + pModel + " " + pDim + " _additional{id " + extra)
+		pDemand + " " + pDemandAt + " " + pHash + " " + pModel + " " + pDim + " " + episodeFields + " _additional{id " + extra)
 	if len(vectors) > 0 {
 		b.WriteString(" vectors{" + strings.Join(vectors, " ") + "}")
 	}
@@ -318,14 +430,20 @@ func fieldList(vectors []string, extra string) string {
 	return b.String()
 }
 
+// episodeFields are the schema-3 properties a memory's selection holds.
+const episodeFields = pEpisode + " " + pSeq + " " + pSpeaker + " " + pOccurred + " " + pSupersedes + " " +
+	pSupersededBy + " " + pSupersededAt
+
 // leanList is the GraphQL selection of what identifies and filters a hit.
 func leanList(extra string) string {
 	return pID + " " + pType + " " + pScene + " " + pScope + " " + pTags + " " + pSource + " " + pCreated + " " +
-		pFavorite + " " + pUses + " " + pDemand + " " + pDemandAt + " _additional{id " + extra + "}"
+		pFavorite + " " + pUses + " " + pDemand + " " + pDemandAt + " " + episodeFields + " _additional{id " + extra + "}"
 }
 
 // decodeLean reads what leanList selects: a memory with only its id, scope,
-// type, scene, tags, source, created_at, favorite and use counters.
+// type, scene, tags, source, created_at, favorite, use counters and episode
+// fields (occurred_at and the supersession among them): what memory.Filter
+// reads, fusion and the boosts.
 func (f *fields) decodeLean() (*memory.Memory, error) {
 	full := *f
 	full.Updated = f.Created // not selected; decode needs a time
@@ -345,6 +463,7 @@ func (f *fields) decode(withVector bool) (*memory.Memory, error) {
 	m := &memory.Memory{
 		ID: f.ID, Name: f.Name, Description: f.Description, Text: f.Text, Type: f.Type, Scene: f.Scene,
 		Source: f.Source, Favorite: f.Favorite, Demand: f.Demand, ContentHash: f.Hash,
+		Episode: f.Episode, Speaker: f.Speaker, Supersedes: f.Supersedes,
 	}
 	if f.ID == "" {
 		return nil, fmt.Errorf("object %s has no %s: not written by Engram", f.Additional.ID, pID)
@@ -386,6 +505,9 @@ func (f *fields) decode(withVector bool) (*memory.Memory, error) {
 		return bad("uses %v is not a count", f.Uses)
 	}
 	m.Uses = int64(f.Uses)
+	if err := f.decodeEpisode(m); err != nil {
+		return bad("%v", err)
+	}
 	if f.Model != "" {
 		dim := int(f.Dim)
 		if dim <= 0 || float64(dim) != f.Dim {
@@ -406,6 +528,35 @@ func (f *fields) decode(withVector bool) (*memory.Memory, error) {
 		}
 	}
 	return m, nil
+}
+
+// decodeEpisode reads the schema-3 fields into m (whose created_at is
+// read). An object written before schema 3 was backfilled (migrate.go); one
+// without occurred_at still reads as having occurred when it was created,
+// and one without superseded_at as superseded by none.
+func (f *fields) decodeEpisode(m *memory.Memory) error {
+	if f.Seq < 0 || f.Seq > memory.MaxSeq || f.Seq != math.Trunc(f.Seq) {
+		return fmt.Errorf("seq %v is not a position", f.Seq)
+	}
+	m.Seq = int64(f.Seq)
+	m.OccurredAt = m.CreatedAt
+	if f.Occurred != "" {
+		t, err := parseTime(f.Occurred)
+		if err != nil {
+			return fmt.Errorf("occurred_at: %v", err)
+		}
+		m.OccurredAt = t
+	}
+	if f.SuperAt != "" && f.SuperBy != "" {
+		t, err := parseTime(f.SuperAt)
+		if err != nil {
+			return fmt.Errorf("superseded_at: %v", err)
+		}
+		if !t.Equal(noSuperseder) {
+			m.Superseded = &memory.Supersession{By: f.SuperBy, At: t}
+		}
+	}
+	return nil
 }
 
 func parseTime(s string) (time.Time, error) {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engram-memory/engram/memory"
 )
@@ -113,8 +114,10 @@ func TestVectorName(t *testing.T) {
 // TestEncodeDecode: a memory's object, as JSON, decodes back to the same
 // memory (the server half of the round trip is TestRoundTrip).
 func TestEncodeDecode(t *testing.T) {
-	for _, m := range []*memory.Memory{full("f"), mem("m", "minimal", nil)} {
-		o, err := encode("C", "t", m, nil)
+	superseded := full("s")
+	superseded.Superseded = &memory.Supersession{By: "01NEW", At: t0.Add(time.Hour + 7)}
+	for _, m := range []*memory.Memory{full("f"), mem("m", "minimal", nil), superseded} {
+		o, err := encoder{class: "C"}.encode("t", m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +146,7 @@ func TestEncodeDecode(t *testing.T) {
 // FuzzDecode: whatever a server answers, decoding returns a memory or an
 // error, never panics.
 func FuzzDecode(f *testing.F) {
-	o, _ := encode("C", "", full("f"), nil)
+	o, _ := encoder{class: "C"}.encode("", full("f"))
 	seed, _ := json.Marshal(o.Properties)
 	f.Add(seed, true)
 	f.Add([]byte(`{"mem_id":"x","scope":["no-equals"],"created_at":"2026-01-01T00:00:00Z"}`), false)

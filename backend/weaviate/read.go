@@ -34,6 +34,34 @@ func (s *Store) get(ctx context.Context, tenant, args, selection string) ([]fiel
 	return data.Get[s.cfg.Class], nil
 }
 
+// aliasedGet is one Get of a request that runs several (getAll).
+type aliasedGet struct {
+	alias, args, selection string
+}
+
+// getAll runs several Gets on the class in one tenant in one request, each
+// under its alias, and returns each one's objects by alias. A missing tenant
+// reads as empty.
+func (s *Store) getAll(ctx context.Context, tenant string, gets []aliasedGet) (map[string][]fields, error) {
+	var q strings.Builder
+	q.WriteString("{Get{")
+	for _, g := range gets {
+		q.WriteString(g.alias + ":" + s.cfg.Class + "(" + tenantArg(tenant) + s.consistencyArg() + g.args + "){" + g.selection + "} ")
+	}
+	q.WriteString("}}")
+	var data struct {
+		Get map[string][]fields `json:"Get"`
+	}
+	err := s.c.graphql(ctx, q.String(), &data)
+	if errors.Is(err, errTenantNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return data.Get, nil
+}
+
 // decodeAll decodes objects into memories. A memory outside filter f (which
 // the pushed-down filter should already have excluded) is dropped: this is
 // the last check that no read crosses a scope.
@@ -199,7 +227,9 @@ func (s *Store) List(ctx context.Context, f memory.Filter, cursor string, limit 
 		}
 		startTenant, after = t, u
 	}
-	onlyTenant := f.Type == "" && f.Scene == "" && f.Source == "" && len(f.Tags) == 0 && f.Since == nil && f.Until == nil
+	rest := f
+	rest.Scope = nil
+	onlyTenant := rest.Empty()
 	for k := range f.Scope {
 		if k != s.cfg.TenantKey {
 			onlyTenant = false

@@ -33,6 +33,11 @@ func full(id string) *memory.Memory {
 		m.Uses = 1 << 40
 		m.Demand = 3.141592653589793
 		m.DemandAt = &demandAt
+		m.Episode = "release chat 7 ⟩ ünï"
+		m.Seq = memory.MaxSeq
+		m.Speaker = "Caroline (ü)"
+		m.OccurredAt = time.Date(2023, 5, 8, 13, 56, 0, 999999999, time.UTC)
+		m.Supersedes = "01OLD"
 		m.Embedding = &memory.Embedding{Model: "glove100-mean-v1", Dim: 8,
 			Vector: []float32{0.1, -0.25, 1e-45, 3.4028235e38, -1.1754944e-38, 0.33333334, -7, 1.0000001}}
 	})

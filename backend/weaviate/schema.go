@@ -14,8 +14,10 @@ import (
 )
 
 // SchemaVersion is recorded in the class description; a class written by a
-// newer layout is refused.
-const SchemaVersion = 2
+// newer layout is refused, one of schema 2 is upgraded in place on open
+// (migrate.go). Schema 3 added the episode, time and supersession fields
+// and the searched context and day.
+const SchemaVersion = 3
 
 // ErrIncompatible is returned by Open for a class that exists but was made
 // with other settings (tokenizer, tenant key, schema) or not by Engram.
@@ -26,15 +28,31 @@ type classMeta struct {
 	Engram    int    `json:"engram"` // SchemaVersion
 	Tokenizer string `json:"tokenizer"`
 	TenantKey string `json:"tenant_key,omitempty"`
+	// Neighbours and Dates are what the stored pContext and pDay hold
+	// (index.ContextOptions, schema 3): a class written with others is
+	// re-derived on open (migrate.go).
+	Neighbours int  `json:"neighbours"`
+	Dates      bool `json:"dates"`
 }
 
 type property struct {
-	Name            string   `json:"name"`
-	DataType        []string `json:"dataType"`
-	Tokenization    string   `json:"tokenization,omitempty"`
-	IndexFilterable *bool    `json:"indexFilterable,omitempty"`
-	IndexSearchable *bool    `json:"indexSearchable,omitempty"`
-	IndexRange      *bool    `json:"indexRangeFilters,omitempty"`
+	Name            string        `json:"name"`
+	DataType        []string      `json:"dataType"`
+	Tokenization    string        `json:"tokenization,omitempty"`
+	IndexFilterable *bool         `json:"indexFilterable,omitempty"`
+	IndexSearchable *bool         `json:"indexSearchable,omitempty"`
+	IndexRange      *bool         `json:"indexRangeFilters,omitempty"`
+	TextAnalyzer    *textAnalyzer `json:"textAnalyzer,omitempty"`
+}
+
+// textAnalyzer is a property's own query analysis. Weaviate's BM25 takes one
+// IDF per term across the searched properties that share an analysis (their
+// mean document frequency, bm25_searcher_block.go in v1.38.11); giving the
+// context and the day analyses of their own keeps each property's statistics
+// its own.
+type textAnalyzer struct {
+	ASCIIFold      bool   `json:"asciiFold,omitempty"`
+	StopwordPreset string `json:"stopwordPreset,omitempty"`
 }
 
 func flag(b bool) *bool { return &b }
@@ -76,16 +94,51 @@ func properties(tokenizer string) []property {
 		ps = append(ps, property{Name: pTerms, DataType: []string{"text"}, Tokenization: "whitespace",
 			IndexFilterable: flag(true), IndexSearchable: flag(true)})
 	}
-	return ps
+	return append(ps, episodeProperties(tokenizer)...)
 }
 
-// searchProps are the properties BM25 ranks: with TokenizerWord name,
-// description and text, in Engram's field order.
+// episodeProperties are the properties schema 3 added. The context and the
+// day are searched, each with an analysis of its own (textAnalyzer): with
+// TokenizerEngram they hold Engram's terms, which "lowercase" (the context)
+// and ASCII-folded "lowercase" (the day, whose terms are ASCII) split back
+// exactly as "whitespace" does the terms; with TokenizerWord the raw text,
+// split as the other properties are, with their stopwords.
+func episodeProperties(tokenizer string) []property {
+	keyword := func(name string) property {
+		return property{Name: name, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: flag(true), IndexSearchable: flag(false)}
+	}
+	searched := func(name, tokenization string, ta *textAnalyzer) property {
+		return property{Name: name, DataType: []string{"text"}, Tokenization: tokenization, IndexFilterable: flag(false),
+			IndexSearchable: flag(true), TextAnalyzer: ta}
+	}
+	ps := []property{
+		keyword(pEpisode),
+		{Name: pSeq, DataType: []string{"number"}, IndexFilterable: flag(true), IndexRange: flag(true)},
+		{Name: pOccurred, DataType: []string{"date"}, IndexFilterable: flag(true), IndexRange: flag(true)},
+		keyword(pSupersedes),
+		{Name: pSupersededBy, DataType: []string{"text"}, Tokenization: "word", IndexFilterable: flag(false), IndexSearchable: flag(false)},
+		{Name: pSupersededAt, DataType: []string{"date"}, IndexFilterable: flag(true), IndexRange: flag(true)},
+	}
+	if tokenizer == TokenizerEngram {
+		return append(ps,
+			property{Name: pSpeaker, DataType: []string{"text"}, Tokenization: "word", IndexFilterable: flag(false), IndexSearchable: flag(false)},
+			searched(pContext, "lowercase", nil),
+			searched(pDay, "lowercase", &textAnalyzer{ASCIIFold: true}))
+	}
+	return append(ps,
+		searched(pSpeaker, "word", nil),
+		searched(pContext, "word", &textAnalyzer{StopwordPreset: "en"}),
+		searched(pDay, "word", &textAnalyzer{StopwordPreset: "en"}))
+}
+
+// searchProps are the properties BM25 ranks, a memory's own words first (with
+// TokenizerWord name, description, text and speaker, in Engram's field
+// order), then its context and day (searchedContext).
 func searchProps(tokenizer string) []string {
 	if tokenizer == TokenizerEngram {
 		return []string{pTerms}
 	}
-	return []string{pName, pDescription, pText}
+	return []string{pName, pDescription, pText, pSpeaker}
 }
 
 // vectorConfig is one named vector: Engram supplies the vectors.
@@ -100,7 +153,7 @@ func vectorConfig(index string) map[string]any {
 // newClass is the class definition Open creates.
 func (s *Store) newClass() map[string]any {
 	c := s.cfg
-	meta, _ := json.Marshal(classMeta{Engram: SchemaVersion, Tokenizer: c.Tokenizer, TenantKey: c.TenantKey})
+	meta, _ := json.Marshal(s.meta())
 	stop := "none" // Engram's tokenizer already dropped stopwords
 	if c.Tokenizer == TokenizerWord {
 		stop = "en"
@@ -124,6 +177,12 @@ func (s *Store) newClass() map[string]any {
 	return class
 }
 
+// meta is the class description this store writes.
+func (s *Store) meta() classMeta {
+	return classMeta{Engram: SchemaVersion, Tokenizer: s.cfg.Tokenizer, TenantKey: s.cfg.TenantKey,
+		Neighbours: s.context.Neighbours, Dates: s.context.Dates}
+}
+
 // classInfo is the part of a class definition Open checks.
 type classInfo struct {
 	Class        string                     `json:"class"`
@@ -139,7 +198,8 @@ type classInfo struct {
 }
 
 // ensureClass creates the class if absent, else checks that it is one this
-// configuration can use, and learns its named vectors.
+// configuration can use, upgrades it if it is older (migrate.go), and learns
+// its named vectors.
 func (s *Store) ensureClass(ctx context.Context) error {
 	info, err := s.getClass(ctx)
 	if errors.Is(err, errNoClass) {
@@ -152,6 +212,18 @@ func (s *Store) ensureClass(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	meta, err := s.checkMeta(info)
+	if err != nil {
+		return err
+	}
+	if meta != s.meta() {
+		if err := s.upgrade(ctx, info, meta); err != nil {
+			return fmt.Errorf("%w (reopening resumes it)", err)
+		}
+		if info, err = s.getClass(ctx); err != nil {
+			return err
+		}
 	}
 	return s.check(info)
 }
@@ -174,28 +246,45 @@ func (s *Store) getClass(ctx context.Context) (*classInfo, error) {
 	return &info, nil
 }
 
+// incompatible is ErrIncompatible about this store's class.
+func (s *Store) incompatible(format string, a ...any) error {
+	return fmt.Errorf("%w: class %s: %s", ErrIncompatible, s.cfg.Class, fmt.Sprintf(format, a...))
+}
+
+// checkMeta reads the class description and refuses a class this
+// configuration cannot use or upgrade.
+func (s *Store) checkMeta(info *classInfo) (classMeta, error) {
+	c := s.cfg
+	var meta classMeta
+	if err := json.Unmarshal([]byte(info.Description), &meta); err != nil || meta.Engram == 0 {
+		return meta, s.incompatible("not made by Engram (its description is not Engram's)")
+	}
+	if meta.Engram > SchemaVersion {
+		return meta, s.incompatible("schema %d is newer than this Engram's %d", meta.Engram, SchemaVersion)
+	}
+	if meta.Engram < minUpgradable {
+		return meta, s.incompatible("schema %d is older than this Engram can upgrade (objects keyed by id alone): export it with the Engram that wrote it and import it into a new class", meta.Engram)
+	}
+	if meta.Tokenizer != c.Tokenizer {
+		return meta, s.incompatible("made with tokenizer %q, asked for %q", meta.Tokenizer, c.Tokenizer)
+	}
+	if meta.TenantKey != c.TenantKey || info.MultiTenancy.Enabled != (c.TenantKey != "") {
+		return meta, s.incompatible("made with tenant key %q, asked for %q", meta.TenantKey, c.TenantKey)
+	}
+	return meta, nil
+}
+
 // check refuses a class this configuration would misuse, and records its
 // vectors.
 func (s *Store) check(info *classInfo) error {
 	c := s.cfg
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: class %s: %s", ErrIncompatible, c.Class, fmt.Sprintf(format, a...))
-	}
-	var meta classMeta
-	if err := json.Unmarshal([]byte(info.Description), &meta); err != nil || meta.Engram == 0 {
-		return bad("not made by Engram (its description is not Engram's)")
-	}
-	if meta.Engram > SchemaVersion {
-		return bad("schema %d is newer than this Engram's %d", meta.Engram, SchemaVersion)
+	bad := s.incompatible
+	meta, err := s.checkMeta(info)
+	if err != nil {
+		return err
 	}
 	if meta.Engram < SchemaVersion {
-		return bad("schema %d is older than this Engram's %d (objects keyed by id alone): export it with the Engram that wrote it and import it into a new class", meta.Engram, SchemaVersion)
-	}
-	if meta.Tokenizer != c.Tokenizer {
-		return bad("made with tokenizer %q, asked for %q", meta.Tokenizer, c.Tokenizer)
-	}
-	if meta.TenantKey != c.TenantKey || info.MultiTenancy.Enabled != (c.TenantKey != "") {
-		return bad("made with tenant key %q, asked for %q", meta.TenantKey, c.TenantKey)
+		return bad("schema %d was not upgraded to %d", meta.Engram, SchemaVersion)
 	}
 	have := map[string]property{}
 	for _, p := range info.Properties {
@@ -209,14 +298,20 @@ func (s *Store) check(info *classInfo) error {
 		if strings.Join(got.DataType, ",") != strings.Join(want.DataType, ",") || got.Tokenization != want.Tokenization {
 			return bad("property %s is %v/%q, want %v/%q", want.Name, got.DataType, got.Tokenization, want.DataType, want.Tokenization)
 		}
+		if g, w := analysis(got.TextAnalyzer), analysis(want.TextAnalyzer); g != w {
+			return bad("property %s has text analysis %+v, want %+v", want.Name, g, w)
+		}
 	}
-	s.mu.Lock()
-	for name := range info.VectorConfig {
-		s.vectors[name] = true
-	}
-	s.replicated = info.Replication.Factor > 1
-	s.mu.Unlock()
+	s.learnVectors(info)
 	return nil
+}
+
+// analysis is a property's text analysis, none as the zero value.
+func analysis(ta *textAnalyzer) textAnalyzer {
+	if ta == nil {
+		return textAnalyzer{}
+	}
+	return *ta
 }
 
 // knownVectors lists the class's named vectors.
@@ -266,44 +361,58 @@ func (s *Store) ensureVector(ctx context.Context, name string) error {
 	if s.hasVector(name) {
 		return nil
 	}
-	s.schemaMu.Lock()
-	defer s.schemaMu.Unlock()
-	for attempt := 0; ; attempt++ {
-		var class map[string]any
-		if err := s.c.do(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, nil, &class); err != nil {
-			return fmt.Errorf("add vector %s: %w", name, err)
-		}
+	err := s.updateClass(ctx, func(class map[string]any) bool {
 		vc, _ := class["vectorConfig"].(map[string]any)
 		if vc == nil {
 			vc = map[string]any{}
 		}
 		if _, ok := vc[name]; ok {
-			break
+			return false
 		}
 		vc[name] = vectorConfig(s.cfg.VectorIndex)
 		class["vectorConfig"] = vc
-		s.writeMu.Lock()
-		err := s.c.do(ctx, http.MethodPut, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, class, nil)
-		s.writeMu.Unlock()
-		if err == nil {
-			break
-		}
-		// Another process changed the class between our read and write (its
-		// new vector is "missing" from ours), or is changing it (the shard is
-		// read-only meanwhile): read it again and retry.
-		var se *StatusError
-		if !errors.As(err, &se) || se.Code != http.StatusUnprocessableEntity || attempt >= maxSchemaAttempts ||
-			!(strings.Contains(se.Message, lostVectorText) || strings.Contains(se.Message, readOnlyText)) {
-			return fmt.Errorf("add vector %s: %w", name, err)
-		}
-		if !httpjson.Sleep(ctx, backoff(min(attempt+1, 4))) {
-			return fmt.Errorf("add vector %s: %w", name, ctx.Err())
-		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("add vector %s: %w", name, err)
 	}
 	s.mu.Lock()
 	s.vectors[name] = true
 	s.mu.Unlock()
 	return nil
+}
+
+// updateClass changes the class definition: a read-modify-write of the
+// schema, edit saying whether it changed anything. Weaviate serialises
+// schema changes; an update that lost a race to another process's (its
+// change is "missing" from ours) or came while one is applied (the shard
+// is read-only meanwhile) is read again and retried.
+func (s *Store) updateClass(ctx context.Context, edit func(class map[string]any) bool) error {
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		var class map[string]any
+		if err := s.c.do(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, nil, &class); err != nil {
+			return err
+		}
+		if !edit(class) {
+			return nil
+		}
+		s.writeMu.Lock()
+		err := s.c.do(ctx, http.MethodPut, "/v1/schema/"+url.PathEscape(s.cfg.Class), nil, class, nil)
+		s.writeMu.Unlock()
+		if err == nil {
+			return nil
+		}
+		var se *StatusError
+		if !errors.As(err, &se) || se.Code != http.StatusUnprocessableEntity || attempt >= maxSchemaAttempts ||
+			!(strings.Contains(se.Message, lostVectorText) || strings.Contains(se.Message, readOnlyText)) {
+			return err
+		}
+		if !httpjson.Sleep(ctx, backoff(min(attempt+1, 4))) {
+			return ctx.Err()
+		}
+	}
 }
 
 // Drop deletes the class and every memory in it. For tests and for

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -36,8 +37,12 @@ type LegQuery struct {
 	FieldWeights []float64
 	// WithVectors fetches each hit's vector (for MMR).
 	WithVectors bool
+	// Windows are spans of occurred_at (backend.LegQuery.Windows): with
+	// them, a leg returns its K best and after them its K best of the
+	// memories that occurred inside a window, no memory twice.
+	Windows []memory.TimeWindow
 	// Lean fetches only what identifies and filters a hit (id, scope, type,
-	// scene, tags, source, created_at): no texts, metadata or vectors. For
+	// scene, tags, source, created_at, the episode fields): no texts, metadata or vectors. For
 	// candidate pools that fusion cuts down to a few results, whose memories
 	// GetMany then reads: on SciFact, two 500-deep legs of full memories took
 	// 250 ms (median), lean legs and GetMany of the top 100 54 ms.
@@ -86,30 +91,57 @@ func (s *Store) keywordQuery(text string) string {
 }
 
 // propsArg lists the BM25 properties, with TokenizerWord's field weights as
-// Weaviate boosts ("name^2").
+// Weaviate boosts ("name^2"), then the context and the day with their field
+// weights as boosts (searchedContext).
 func (s *Store) propsArg(weights []float64) (string, error) {
 	props := searchProps(s.cfg.Tokenizer)
+	var out []string
 	if len(props) == 1 {
 		for _, w := range weights {
 			if w != 1 {
 				return "", fmt.Errorf("%w: field weights %v: with tokenizer engram name, description and text are one field (Engram's default weights); use tokenizer word for weights", memory.ErrInvalid, weights)
 			}
 		}
-		return "properties:" + gqlStrings(props), nil
-	}
-	var out []string
-	for i, p := range props {
-		switch {
-		case weights == nil || weights[i] == 1:
-			out = append(out, p)
-		case weights[i] > 0:
-			out = append(out, p+"^"+strconv.FormatFloat(weights[i], 'g', -1, 64))
+		out = props
+	} else {
+		for i, p := range props {
+			switch {
+			case i >= len(weights) || weights == nil || weights[i] == 1:
+				out = append(out, p)
+			case weights[i] > 0:
+				out = append(out, boosted(p, weights[i]))
+			}
+		}
+		if len(out) == 0 {
+			return "", fmt.Errorf("%w: every field weight is 0", memory.ErrInvalid)
 		}
 	}
-	if len(out) == 0 {
-		return "", fmt.Errorf("%w: every field weight is 0", memory.ErrInvalid)
+	return "properties:" + gqlStrings(append(out, s.searchedContext()...)), nil
+}
+
+// searchedContext are the context and day properties BM25 searches besides
+// a memory's own words, each boosted by its field weight in the built-in
+// backend (index.DefaultFieldWeights): none when the store holds no context
+// (index.DefaultContext) or the weight is 0. Weaviate scores each property
+// with its own statistics and adds the boosted scores (docs/weaviate.md).
+func (s *Store) searchedContext() []string {
+	w := index.DefaultFieldWeights()
+	var out []string
+	if s.context.Neighbours > 0 && w[index.FieldContext] > 0 {
+		out = append(out, boosted(pContext, w[index.FieldContext]))
 	}
-	return "properties:" + gqlStrings(out), nil
+	if s.context.Dates && w[index.FieldDate] > 0 {
+		out = append(out, boosted(pDay, w[index.FieldDate]))
+	}
+	return out
+}
+
+// boosted is a property with a BM25 boost, as Weaviate names it.
+func boosted(prop string, w float64) string {
+	if w == 1 {
+		return prop
+	}
+	return prop + "^" + strconv.FormatFloat(w, 'g', -1, 64)
 }
 
 // vectorFor is the named vector of a query's model, once the class has it.
@@ -178,33 +210,68 @@ func (s *Store) NearVector(ctx context.Context, q LegQuery) ([]Hit, error) {
 // leg runs one ranked Get in every tenant the filter reaches and merges the
 // tenants' hits by score (exact for cosine; for BM25 each tenant's own
 // statistics score its memories, so a merge over tenants is approximate).
+// With windows it runs again inside them and appends what that adds.
 func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, score func(*fields) (float64, error)) ([]Hit, error) {
-	per, err := rankedGet(ctx, s, q, search, extra, func(o *fields, m *memory.Memory) (Hit, error) {
-		sc, err := score(o)
+	run := func(window operand) ([]Hit, error) {
+		per, err := rankedGet(ctx, s, q, search, extra, window, func(o *fields, m *memory.Memory) (Hit, error) {
+			sc, err := score(o)
+			if err != nil {
+				return Hit{}, fmt.Errorf("memory %s: score: %w", m.ID, err)
+			}
+			return Hit{Memory: m, Score: sc}, nil
+		})
 		if err != nil {
-			return Hit{}, fmt.Errorf("memory %s: score: %w", m.ID, err)
+			return nil, fmt.Errorf("search: %w", err)
 		}
-		return Hit{Memory: m, Score: sc}, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return mergeTenants(per, q.K, func(h Hit) (float64, string) { return h.Score, h.Memory.ID }), nil
 	}
-	hits := mergeTenants(per, q.K, func(h Hit) (float64, string) { return h.Score, h.Memory.ID })
+	hits, err := withWindows(q.Windows, run, func(h Hit) string { return h.Memory.Key() })
+	if err != nil {
+		return nil, err
+	}
 	for i := range hits {
 		hits[i].Rank = i + 1
 	}
 	return hits, nil
 }
 
-// rankedGet runs a ranked Get (search, q.K deep, q's filter as a where
-// clause, the fields q asks for plus extra) in every tenant q's filter
-// reaches, and returns each tenant's hits, made by hit from every answer q's
-// filter admits, in the tenant's order. Errors of a tenant's call are
-// returned as they are; the caller says which search failed.
-func rankedGet[H any](ctx context.Context, s *Store, q *LegQuery, search, extra string, hit func(*fields, *memory.Memory) (H, error)) ([][]H, error) {
+// withWindows runs a search (run("")) and, when there are windows, the same
+// search inside them, and appends to the first hits those of the second
+// that it lacks (by key): backend.LegQuery.Windows.
+func withWindows[H any](windows []memory.TimeWindow, run func(window operand) ([]H, error), key func(H) string) ([]H, error) {
+	hits, err := run("")
+	if err != nil || len(windows) == 0 {
+		return hits, err
+	}
+	more, err := run(windowsOperand(windows))
+	if err != nil {
+		return nil, fmt.Errorf("inside the time windows: %w", err)
+	}
+	seen := make(map[string]bool, len(hits))
+	for _, h := range hits {
+		seen[key(h)] = true
+	}
+	for _, h := range more {
+		if !seen[key(h)] {
+			hits = append(hits, h)
+		}
+	}
+	return hits, nil
+}
+
+// rankedGet runs a ranked Get (search, q.K deep, q's filter and the
+// operand and (if any) as a where clause, the fields q asks for plus extra)
+// in every tenant q's filter reaches, and returns each tenant's hits, made by
+// hit from every answer q's filter admits, in the tenant's order. Errors of
+// a tenant's call are returned as they are; the caller says which search
+// failed.
+func rankedGet[H any](ctx context.Context, s *Store, q *LegQuery, search, extra string, and operand, hit func(*fields, *memory.Memory) (H, error)) ([][]H, error) {
 	ops, err := filterOperands(&q.Filter)
 	if err != nil {
 		return nil, err
+	}
+	if and != "" {
+		ops = append(ops, and)
 	}
 	tenants, err := s.tenantsFor(ctx, q.Filter.Scope)
 	if err != nil {
@@ -405,9 +472,17 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 }
 
 // hybridCall runs the hybrid Get in every tenant the filter reaches, reads
-// each hit's legs from explainScore and merges tenants by fused score.
+// each hit's legs from explainScore and merges tenants by fused score; with
+// windows, it runs again inside them and appends what that adds.
 func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, search string, alpha, scale float64) ([]HybridHit, error) {
-	per, err := rankedGet(ctx, s, &q.LegQuery, search, "score explainScore", func(o *fields, m *memory.Memory) (HybridHit, error) {
+	return withWindows(q.Windows, func(window operand) ([]HybridHit, error) {
+		return s.hybridGet(ctx, q, search, alpha, scale, window)
+	}, func(h HybridHit) string { return h.Memory.Key() })
+}
+
+// hybridGet is one hybrid Get (with the operand window, if any) of hybridCall.
+func (s *Store) hybridGet(ctx context.Context, q *HybridQuery, search string, alpha, scale float64, window operand) ([]HybridHit, error) {
+	per, err := rankedGet(ctx, s, &q.LegQuery, search, "score explainScore", window, func(o *fields, m *memory.Memory) (HybridHit, error) {
 		sc, err := strconv.ParseFloat(o.Additional.Score.String(), 64)
 		if err != nil {
 			return HybridHit{}, fmt.Errorf("memory %s: fused score: %w", m.ID, err)

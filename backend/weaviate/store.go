@@ -8,10 +8,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/internal/tokenize"
 )
 
@@ -32,6 +34,18 @@ type Store struct {
 	// written while the class changes (see sendChecked).
 	writeMu sync.RWMutex
 	repairs atomic.Int64 // objects re-sent because their index entries were lost
+
+	// context is what pContext and pDay hold: index.DefaultContext, as the
+	// built-in backend indexes it, so both backends search the same words.
+	context index.ContextOptions
+	// tenantMu serialises this process's writes per tenant: a write reads
+	// the memories around the ones it changes (their episode, what they
+	// supersede) and writes what it derives from them (episode.go,
+	// supersede.go), with no other write of this process in between.
+	// Contexts and supersessions never cross a tenant (they stay inside one
+	// exact scope).
+	tenantMu sync.Mutex
+	tenantLk map[string]*sync.Mutex
 }
 
 // Open checks that the server is ready and creates the class if it does not
@@ -42,7 +56,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.withDefaults(); err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg, c: newClient(cfg), vectors: map[string]bool{}}
+	s := &Store{cfg: cfg, c: newClient(cfg), vectors: map[string]bool{}, context: index.DefaultContext}
+	s.context.Neighbours = max(s.context.Neighbours, 0)
 	if cfg.Tokenizer == TokenizerEngram {
 		s.tok = tokenize.New(tokenize.DefaultOptions())
 	}
@@ -88,6 +103,40 @@ func (s *Store) termsFunc() termsOf {
 		return nil
 	}
 	return s.terms
+}
+
+// enc is how this store encodes memories.
+func (s *Store) enc() encoder {
+	return encoder{class: s.cfg.Class, terms: s.termsFunc(), dates: s.context.Dates}
+}
+
+// lockTenants takes this process's write locks of the tenants, in name
+// order (so two writes never wait for each other), and returns their
+// release.
+func (s *Store) lockTenants(tenants []string) func() {
+	tenants = slices.Clone(tenants)
+	slices.Sort(tenants)
+	tenants = slices.Compact(tenants)
+	s.tenantMu.Lock()
+	if s.tenantLk == nil {
+		s.tenantLk = map[string]*sync.Mutex{}
+	}
+	locks := make([]*sync.Mutex, len(tenants))
+	for i, t := range tenants {
+		if s.tenantLk[t] == nil {
+			s.tenantLk[t] = &sync.Mutex{}
+		}
+		locks[i] = s.tenantLk[t]
+	}
+	s.tenantMu.Unlock()
+	for _, l := range locks {
+		l.Lock()
+	}
+	return func() {
+		for _, l := range slices.Backward(locks) {
+			l.Unlock()
+		}
+	}
 }
 
 // tenantOf is the tenant holding a memory with this scope ("" when the class

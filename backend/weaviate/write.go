@@ -48,18 +48,30 @@ func (e *BatchError) Error() string {
 
 // Put stores memories, replacing any with the same id in the same tenant.
 // Each memory must be normalised with its id, times and content hash set, as
-// the SQLite store requires. Every memory is checked before anything is sent;
-// the batch then goes out in requests of BatchSize objects; objects the
-// server refused are resent (Retries times), and every object it accepted is
+// the SQLite store requires (a memory without OccurredAt occurred when it
+// was created). Every memory is checked before anything is sent; the batch
+// then goes out in requests of BatchSize objects; objects the server
+// refused are resent (Retries times), and every object it accepted is
 // checked to be found by its index (see sendChecked).
+//
+// What Put derives from other memories is kept true in the same call, under
+// this process's lock of the memories' tenants: the context of every memory
+// of each episode the written memories leave or join (episode.go) and the
+// supersession of the written memories and of what they supersede, or did
+// (supersede.go). Weaviate has no transactions: another process reading
+// meanwhile can see a written memory before its neighbours' contexts and
+// the supersession it causes follow (docs/weaviate.md).
 //
 // On failure the error is a *BatchError (some objects refused) or wraps
 // ErrUnavailable (server down or too slow; some requests may have been
 // applied). Either way Put may be called again with the same memories.
 func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 	objs := make([]*object, len(mems))
+	written := make([]*memory.Memory, len(mems))
 	seen := make(map[string]int, len(mems))
 	vecs := map[string]bool{}
+	tenants := make([]string, 0, len(mems))
+	enc := s.enc()
 	for i, m := range mems {
 		if m == nil {
 			return fmt.Errorf("%w: memory %d is nil", memory.ErrInvalid, i+1)
@@ -70,11 +82,18 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 			return fmt.Errorf("%w: memory %d repeats the id %q and scope of memory %d", memory.ErrInvalid, i+1, m.ID, j+1)
 		}
 		seen[key] = i
-		o, err := encode(s.cfg.Class, tenant, m, s.termsFunc())
+		o, err := enc.encode(tenant, m)
 		if err != nil {
 			return err
 		}
 		objs[i] = o
+		if m.OccurredAt.IsZero() {
+			c := *m
+			c.OccurredAt = occurredAt(m)
+			m = &c
+		}
+		written[i] = m
+		tenants = append(tenants, tenant)
 		for name := range o.Vectors {
 			vecs[name] = true
 		}
@@ -84,8 +103,28 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 			return err
 		}
 	}
+	defer s.lockTenants(tenants)()
 	s.writeMu.RLock() // no class update of ours while objects are in flight
 	defer s.writeMu.RUnlock()
+	old, superseding, err := s.around(ctx, written, true)
+	if err != nil {
+		return err
+	}
+	plan, err := s.planContexts(ctx, written, old)
+	if err != nil {
+		return err
+	}
+	for i, m := range written {
+		if c := plan.contexts[m.Key()]; c != "" {
+			objs[i].Properties[pContext] = c
+		}
+	}
+	s.planSupersession(written, objs, superseding)
+	targets := targetSet{}
+	for _, m := range written {
+		targets.add(s, m)
+		targets.add(s, old[m.Key()])
+	}
 	failed := map[string]string{}
 	stored := 0
 	for start := 0; start < len(objs); start += s.cfg.BatchSize {
@@ -100,9 +139,74 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 		}
 	}
 	if len(failed) > 0 {
+		// What was derived assumed every memory written: derive it again
+		// from what was.
+		for _, m := range written {
+			targets[m.Key()] = target{tenant: s.tenantOf(m.Scope), id: m.ID, scope: m.Scope}
+		}
+		if err := errors.Join(s.repairEpisodes(ctx, plan.episodes), s.refreshTargets(ctx, targets)); err != nil {
+			return fmt.Errorf("%w; and then: %w", &BatchError{Failed: failed, Stored: stored}, err)
+		}
 		return &BatchError{Failed: failed, Stored: stored}
 	}
+	for k := range seen {
+		delete(targets, k) // written with their supersession
+	}
+	if err := errors.Join(s.applyPatches(ctx, plan.patches), s.refreshTargets(ctx, targets)); err != nil {
+		return fmt.Errorf("memories stored, but their neighbours' contexts or the supersession they change were not all updated (writing them again does it): %w", err)
+	}
 	return nil
+}
+
+// versionFields is what a write reads of the stored versions of the
+// memories it replaces or deletes: where they stand in their episode and
+// what they supersede.
+const versionFields = pID + " " + pScope + " " + pCreated + " " + pEpisode + " " + pSeq + " " + pOccurred + " " +
+	pSupersedes + " _additional{id}"
+
+// around reads, in one request per tenant (and thousand memories), what a
+// write of mems depends on: the stored version of each (by memory.Key) and,
+// with superseders, the stored memories that supersede any of their ids, by
+// tenant (supersedersGet: the caller keeps those of the right scope).
+func (s *Store) around(ctx context.Context, mems []*memory.Memory, superseders bool) (map[string]*memory.Memory, map[string][]*memory.Memory, error) {
+	type ref struct{ uuid, id string }
+	byTenant := map[string][]ref{}
+	for _, m := range mems {
+		t := s.tenantOf(m.Scope)
+		byTenant[t] = append(byTenant[t], ref{KeyID(m.ID, m.Scope), m.ID})
+	}
+	old, sups := map[string]*memory.Memory{}, map[string][]*memory.Memory{}
+	for tenant, refs := range byTenant {
+		for start := 0; start < len(refs); start += maxIDsPerRequest {
+			chunk := refs[start:min(start+maxIDsPerRequest, len(refs))]
+			uuids, ids := make([]string, len(chunk)), make([]string, len(chunk))
+			for i, r := range chunk {
+				uuids[i], ids[i] = r.uuid, r.id
+			}
+			gets := []aliasedGet{{"old", "where:" + string(uuidsOperand(uuids)) + ",limit:" + strconv.Itoa(len(uuids)), versionFields}}
+			if superseders {
+				gets = append(gets, supersedersGet("sup", ids))
+			}
+			res, err := s.getAll(ctx, tenant, gets)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read the stored versions: %w", err)
+			}
+			for alias, objs := range res {
+				for i := range objs {
+					m, err := objs[i].decodeLean()
+					if err != nil {
+						return nil, nil, err
+					}
+					if alias == "old" {
+						old[m.Key()] = m
+					} else {
+						sups[tenant] = append(sups[tenant], m)
+					}
+				}
+			}
+		}
+	}
+	return old, sups, nil
 }
 
 // unindexedReason is the BatchError reason for an object Weaviate stored but
@@ -268,6 +372,8 @@ func (s *Store) sendBatch(ctx context.Context, objs []*object) (map[string]strin
 // Delete removes the memories with these ids that lie inside scope, and
 // returns how many there were. An id outside the scope, or in no tenant,
 // counts as absent. A scope without the tenant key deletes in every tenant.
+// The contexts and supersessions the memories took part in are kept true
+// (DeleteMemories).
 func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -275,43 +381,63 @@ func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []strin
 	if err := exactValues(scope, "", "", "", nil); err != nil {
 		return 0, fmt.Errorf("%w: delete: %v", memory.ErrInvalid, err)
 	}
-	tenants, err := s.tenantsFor(ctx, scope)
+	found, err := s.getMany(ctx, scope, ids, false)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("delete: %w", err)
 	}
-	counts := make([]int, len(tenants))
-	err = eachTenant(ctx, tenants, func(ctx context.Context, i int, tenant string) error {
-		for start := 0; start < len(ids); start += maxIDsPerRequest {
-			n, err := s.deleteIn(ctx, tenant, scope, ids[start:min(start+maxIDsPerRequest, len(ids))])
-			if err != nil {
-				return err
-			}
-			counts[i] += n
-		}
-		return nil
-	})
-	total := 0
-	for _, n := range counts {
-		total += n
+	var mems []*memory.Memory
+	for _, ms := range found {
+		mems = append(mems, ms...)
 	}
-	if err != nil {
-		return total, fmt.Errorf("delete: %w", err)
-	}
-	return total, nil
+	return s.DeleteMemories(ctx, mems)
 }
 
 // maxIDsPerRequest bounds the ids one filter names (Weaviate's default
 // QUERY_MAXIMUM_RESULTS is 10000; batch deletes stop there).
 const maxIDsPerRequest = 1000
 
-// deleteIn deletes, in one tenant, the objects of ids whose scope holds scope
-// (every such memory: the same id in two scopes is two).
-func (s *Store) deleteIn(ctx context.Context, tenant string, scope map[string]string, ids []string) (int, error) {
-	ops := []map[string]any{{"path": []string{pID}, "operator": "ContainsAny", "valueTextArray": ids}}
-	if len(scope) > 0 {
-		ops = append(ops, map[string]any{"path": []string{pScope}, "operator": "ContainsAll", "valueTextArray": scopeTerms(scope)})
+// DeleteMemories deletes these memories' objects (each named by its id and
+// scope), tenant by tenant, and returns how many there were. Then, under the
+// same lock of their tenants, the episodes their stored versions leave get
+// their members' contexts again, and what they superseded its supersession.
+func (s *Store) DeleteMemories(ctx context.Context, mems []*memory.Memory) (int, error) {
+	byTenant := map[string][]string{}
+	tenants := make([]string, 0, len(mems))
+	for _, m := range mems {
+		t := s.tenantOf(m.Scope)
+		byTenant[t] = append(byTenant[t], KeyID(m.ID, m.Scope))
+		tenants = append(tenants, t)
 	}
-	return s.deleteWhere(ctx, tenant, ops)
+	if len(mems) == 0 {
+		return 0, nil
+	}
+	defer s.lockTenants(tenants)()
+	s.writeMu.RLock()
+	defer s.writeMu.RUnlock()
+	// The stored versions, not the caller's copies, say what to refresh.
+	old, _, err := s.around(ctx, mems, false)
+	if err != nil {
+		return 0, fmt.Errorf("delete: %w", err)
+	}
+	total := 0
+	for tenant, uuids := range byTenant {
+		for start := 0; start < len(uuids); start += maxIDsPerRequest {
+			n, err := s.deleteUUIDs(ctx, tenant, uuids[start:min(start+maxIDsPerRequest, len(uuids))])
+			total += n
+			if err != nil {
+				return total, fmt.Errorf("delete: %w", err)
+			}
+		}
+	}
+	episodes, targets := episodeSet{}, targetSet{}
+	for _, m := range old {
+		episodes.add(s, m)
+		targets.add(s, m)
+	}
+	if err := errors.Join(s.repairEpisodes(ctx, episodes), s.refreshTargets(ctx, targets)); err != nil {
+		return total, fmt.Errorf("memories deleted, but their neighbours' contexts or the supersession they ended were not all updated (writing to the episode again does it): %w", err)
+	}
+	return total, nil
 }
 
 // deleteUUIDs deletes, in one tenant, the objects with these UUIDs.
