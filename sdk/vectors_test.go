@@ -236,7 +236,9 @@ func resultIDs(op string, got map[string]any) []string {
 		list, _ = got["results"].([]any)
 	case "brief":
 		list, _ = got["items"].([]any)
-	case "addMemories", "import":
+	case "memoryHistory":
+		list, _ = got["versions"].([]any)
+	case "addMemories", "addEpisode", "import":
 		ids, _ := got["ids"].([]any)
 		out := []string{}
 		for _, id := range ids {
@@ -278,26 +280,47 @@ func checkExport(resp *http.Response, data []byte, want []string) error {
 }
 
 // subset checks that every field of want holds in got: objects field by
-// field (recursively), everything else equal as JSON.
+// field (recursively), a list of objects as as many objects each matched
+// field by field, everything else equal as JSON. The Python and TypeScript
+// runners match the same way.
 func subset(at string, want map[string]any, got map[string]any) error {
 	for k, w := range want {
 		g, ok := got[k]
 		if !ok {
 			return fmt.Errorf("field %s%s missing", at, k)
 		}
-		if wm, ok := w.(map[string]any); ok {
-			gm, ok := g.(map[string]any)
-			if !ok {
-				return fmt.Errorf("field %s%s is %v, want an object", at, k, g)
-			}
-			if err := subset(at+k+".", wm, gm); err != nil {
-				return err
-			}
-			continue
+		if err := match(at+k, w, g); err != nil {
+			return err
 		}
-		if !reflect.DeepEqual(w, g) {
-			return fmt.Errorf("field %s%s is %v, want %v", at, k, g, w)
+	}
+	return nil
+}
+
+// match is subset for one value at path at.
+func match(at string, w, g any) error {
+	if wm, ok := w.(map[string]any); ok {
+		gm, ok := g.(map[string]any)
+		if !ok {
+			return fmt.Errorf("field %s is %v, want an object", at, g)
 		}
+		return subset(at+".", wm, gm)
+	}
+	if wl, ok := w.([]any); ok && len(wl) > 0 {
+		if _, objects := wl[0].(map[string]any); objects {
+			gl, ok := g.([]any)
+			if !ok || len(gl) != len(wl) {
+				return fmt.Errorf("field %s is %v, want %d objects like %v", at, g, len(wl), w)
+			}
+			for i := range wl {
+				if err := match(fmt.Sprintf("%s[%d]", at, i), wl[i], gl[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if !reflect.DeepEqual(w, g) {
+		return fmt.Errorf("field %s is %v, want %v", at, g, w)
 	}
 	return nil
 }

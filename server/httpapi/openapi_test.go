@@ -273,3 +273,62 @@ func TestOpenAPIServersAndMCP(t *testing.T) {
 		t.Error("the document cites DESIGN or a fixed port")
 	}
 }
+
+// TestOpenAPIBoundsMatchServer: for the bounds the document states on the
+// episode, supersession and time fields, the document's schema and the
+// server give the same verdict on each body (valid and answered 2xx, or
+// invalid and answered 400).
+func TestOpenAPIBoundsMatchServer(t *testing.T) {
+	doc := loadDoc(t)
+	vd := &validator{doc: doc}
+	_, ts := startServer(t, openDB(t, false), Config{})
+	schemaOf := func(path string) map[string]any {
+		op := doc["paths"].(map[string]any)[path].(map[string]any)["post"].(map[string]any)
+		media := op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)
+		return media["schema"].(map[string]any)
+	}
+	// A memory to supersede, stored first.
+	if r := call(t, ts.Client(), ts.URL, "POST", "/v1/memories", "", `{"id": "old", "text": "Sam lives in Porto"}`); r.status != 201 {
+		t.Fatalf("setup: %d %s", r.status, r.body)
+	}
+	for _, tc := range []struct {
+		path, body string
+		ok         bool
+	}{
+		{"/v1/search", `{"query": "x", "neighbours": 20, "no_record": true}`, true},
+		{"/v1/search", `{"query": "x", "neighbours": 21}`, false},
+		{"/v1/search", `{"query": "x", "neighbours": -1}`, false},
+		{"/v1/search", `{"query": "x", "as_of": "2026-01-01", "now": "7d", "include_superseded": true, "no_dates": true, "no_record": true}`, true},
+		{"/v1/search", `{"query": "x", "as_of": "last tuesday"}`, false},
+		{"/v1/search", `{"query": "x", "now": "yesterday"}`, false},
+		{"/v1/inject", `{"prompt": "x", "neighbours": -1, "no_record": true}`, true},
+		{"/v1/inject", `{"prompt": "x", "neighbours": 20, "no_record": true}`, true},
+		{"/v1/inject", `{"prompt": "x", "neighbours": 21}`, false},
+		{"/v1/brief", `{"neighbours": 20, "episode": "e", "as_of": "2026-01-01T00:00:00Z"}`, true},
+		{"/v1/brief", `{"neighbours": 21}`, false},
+		{"/v1/brief", `{"neighbours": -1}`, true},
+		{"/v1/memories", `{"text": "x", "episode": "e", "seq": 9007199254740992, "speaker": "user", "occurred_at": "2026-01-01T00:00:00Z", "supersedes": "old"}`, true},
+		{"/v1/memories", `{"text": "x", "episode": "e", "seq": -1}`, false},
+		{"/v1/memories", `{"text": "x", "occurred_at": "2026-01-01"}`, false},
+		{"/v1/episodes", `{"episode": "e2", "messages": [{"text": "a", "seq": 7, "speaker": "user", "occurred_at": "2026-01-01T00:00:00Z", "metadata": {"k": 1}}], "first_seq": 3, "type": "turn", "tags": ["t"], "source": "chat"}`, true},
+		{"/v1/episodes", `{"episode": "e2", "messages": [{"text": "a"}], "first_seq": -1}`, false},
+		{"/v1/episodes", `{"episode": "e2", "messages": [{"text": "a", "seq": -1}]}`, false},
+		{"/v1/episodes", `{"episode": "e2", "messages": [{"text": "a", "who": "user"}]}`, false},
+		{"/v1/episodes", `{"episode": "e2", "messages": [{"text": "a", "metadata": "x"}]}`, false},
+		{"/v1/episodes", `{"messages": [{"text": "a"}]}`, false},
+		{"/v1/episodes", `{"episode": "e2"}`, false},
+	} {
+		v, err := decodeAny([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := vd.validate(schemaOf(tc.path), v, "body")
+		if (len(errs) == 0) != tc.ok {
+			t.Errorf("POST %s %s: schema errors %v, want valid=%v", tc.path, tc.body, errs, tc.ok)
+		}
+		r := call(t, ts.Client(), ts.URL, "POST", tc.path, "", tc.body)
+		if served := r.status < 300; served != tc.ok || (!tc.ok && r.status != 400) {
+			t.Errorf("POST %s %s: answered %d %s, want ok=%v", tc.path, tc.body, r.status, r.body, tc.ok)
+		}
+	}
+}

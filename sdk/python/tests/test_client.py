@@ -240,6 +240,20 @@ def test_search_without_record_is_retried(scripted: Callable[[list[Any]], Script
     assert len(s.requests) == 2
 
 
+@pytest.mark.parametrize("call,method,path", [
+    (lambda c: c.history("a b/c", within="user=u1"), "GET", "/v1/memories/a%20b%2Fc/history?scope=user%3Du1"),
+    # Storing an episode again at its positions changes nothing more: safe to repeat.
+    (lambda c: c.add_episode("e", [{"text": "x"}]), "POST", "/v1/episodes"),
+])
+def test_episode_calls_are_retried(scripted: Callable[[list[Any]], Scripted], call: Callable[[Any], Any],
+                                   method: str, path: str) -> None:
+    ok = {"ids": ["e:1"], "embedded": 1, "versions": []}
+    s = scripted([UNAVAILABLE, (200, {}, ok)])
+    with em.EngramClient(s.url, "k" * 20, backoff=0.01) as c:
+        call(c)
+    assert s.requests == [(method, path)] * 2
+
+
 def test_async_retries(scripted: Callable[[list[Any]], Scripted]) -> None:
     s = scripted([UNAVAILABLE, (200, {}, STATS)])
 

@@ -38,6 +38,11 @@ def plan(case: dict[str, Any]) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
         return "favorite", (id, (body or {}).get("favorite", True)), within
     if op == "touchMemory":
         return "touch", (id,), within
+    if op == "memoryHistory":
+        return "history", (id,), within
+    if op == "addEpisode":
+        rest = {k: v for k, v in body.items() if k not in ("episode", "messages")}
+        return "add_episode", (body["episode"], body["messages"]), rest
     if op == "search":
         rest = {k: v for k, v in body.items() if k != "query"}
         return "search", (body["query"],), rest
@@ -73,7 +78,9 @@ def ids_of(op: str, res: Any) -> list[str]:
         return [r.id for r in res.results]
     if op == "brief":
         return [i.id for i in res.items]
-    if op in ("addMemories", "import"):
+    if op == "memoryHistory":
+        return [v.id for v in res.versions]
+    if op in ("addMemories", "addEpisode", "import"):
         return list(res.ids or [])
     if op == "export":
         return [m.id for m in res]
@@ -122,6 +129,11 @@ def check(case: dict[str, Any], res: Any, err: Exception | None) -> None:
     if op in ("search", "inject"):
         for r in res.results:  # typed explain, the contract's names
             assert isinstance(r.explain, em.Explain) and isinstance(r.explain.boosts, em.Boosts)
+            assert all(isinstance(n, em.Neighbour) for n in r.neighbours)
+    if op == "search":
+        assert all(isinstance(w, em.TimeWindow) for w in res.time)
+    if op == "memoryHistory":
+        assert all(isinstance(v, em.Version) for v in res.versions)
 
 
 def clients(cls: Any, server: Server, vectors: dict[str, Any]) -> dict[Any, Any]:

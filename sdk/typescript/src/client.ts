@@ -27,6 +27,18 @@ export type Stats = S["Stats"];
 export type Deleted = S["Deleted"];
 export type Touched = S["Touched"];
 export type Status = S["Status"];
+/** POST /v1/episodes's body: a conversation to store, each message at its position. */
+export type Episode = S["Episode"];
+/** One turn of an Episode. */
+export type Message = S["Message"];
+/** One memory of a supersession chain: the memory, what superseded it and when, whether it is current. */
+export type Version = S["Version"];
+/** GET /v1/memories/{id}/history's answer: every version, oldest first. */
+export type History = S["History"];
+/** A memory next to a result in its episode (offset -1: the one before, 1: the one after). */
+export type Neighbour = S["Neighbour"];
+/** A date phrase a search read in its query and the span it names, [since, until). */
+export type TimeWindow = S["TimeWindow"];
 
 type ListQuery = NonNullable<operations["listMemories"]["parameters"]["query"]>;
 /** GET /v1/memories's filters; scope as "k=v,k=v" or an object, tag one or several. */
@@ -257,6 +269,20 @@ export class EngramClient {
   /** POST /v1/memories/{id}/favorite: mark (or with false unmark) a favorite. */
   favorite(id: string, favorite = true, opts?: ByID): Promise<Memory> {
     return this.send({ method: "POST", path: idPath(id, "/favorite"), query: within(opts), json: { favorite }, idempotent: true }) as Promise<Memory>;
+  }
+
+  /** GET /v1/memories/{id}/history: every version of what the memory says (what it supersedes and what supersedes it), oldest first. */
+  history(id: string, opts?: ByID): Promise<History> {
+    return this.send({ method: "GET", path: idPath(id, "/history"), query: within(opts), idempotent: true }) as Promise<History>;
+  }
+
+  // ---- conversations ----
+
+  /** POST /v1/episodes: store a conversation's messages as memories of the episode, each at its
+   * position (id EPISODE:SEQ). Storing it again updates its memories instead of adding them twice and
+   * leaves alone the turns they already hold (so a retry is safe); ids lists every message's memory in order. */
+  addEpisode(episode: Episode): Promise<AddResult> {
+    return this.send({ method: "POST", path: "/v1/episodes", json: episode, idempotent: true }) as Promise<AddResult>;
   }
 
   /** POST /v1/memories/{id}/touch: record a use (never repeated behind the caller's back). */

@@ -112,6 +112,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{id}/history": {
+        parameters: {
+            query?: {
+                /**
+                 * @description k=v,k=v narrowing the caller's scope, to name one of several memories with this id in scopes below it (ids are per-scope namespaces: by id, a caller addresses its own scope's memory first, else the only one inside its scope)
+                 * @example user=u1
+                 */
+                scope?: components["parameters"]["scope"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the memory's id (path-escaped)
+                 * @example mem-example-1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        /** Every version of what the memory says: the memories it supersedes, back to the first, and those that supersede it or its successors, all in its own scope, oldest first (by occurred_at, then id); supersession deletes nothing */
+        get: operations["memoryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/episodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Store a conversation (a session, a task) in one write: each message becomes a memory of the episode at its position, with the id EPISODE:SEQ, so that storing the episode again updates its memories instead of adding them twice; a message its memory already holds unchanged is neither written nor embedded again */
+        post: operations["addEpisode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/search": {
         parameters: {
             query?: never;
@@ -311,7 +357,7 @@ export interface components {
             vector?: number[];
         };
         MemoryInput: {
-            /** @description optional; a ULID is assigned when absent */
+            /** @description optional; when absent a memory of an episode with a seq gets EPISODE:SEQ (adding it again replaces it), any other a ULID */
             id?: string;
             name?: string;
             description?: string;
@@ -322,8 +368,21 @@ export interface components {
             scope?: components["schemas"]["Scope"];
             tags?: string[] | null;
             source?: string;
-            metadata?: Record<string, never> | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             favorite?: boolean;
+            episode?: components["schemas"]["EpisodeName"];
+            seq?: components["schemas"]["Seq"];
+            /** @description who said or wrote it: user, assistant, a name (trimmed; at most 128 bytes) */
+            speaker?: string;
+            /**
+             * Format: date-time
+             * @description when it happened or was said; default created_at
+             */
+            occurred_at?: string;
+            /** @description the id of the memory this one replaces as the current truth: one stored in this memory's own scope, or given in the same request, else 400 (an import does not check); searches then leave the superseded one out unless asked as of an earlier time (as_of) or for every version (include_superseded) */
+            supersedes?: string;
             /** Format: date-time */
             created_at?: string;
             /** Format: date-time */
@@ -345,8 +404,19 @@ export interface components {
             scope?: components["schemas"]["Scope"];
             tags?: string[];
             source?: string;
-            metadata?: Record<string, never>;
+            metadata?: {
+                [key: string]: unknown;
+            };
             favorite?: boolean;
+            episode?: string;
+            seq?: components["schemas"]["Seq"];
+            speaker?: string;
+            /**
+             * Format: date-time
+             * @description absent only on memories stored before it existed
+             */
+            occurred_at?: string;
+            supersedes?: string;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -382,6 +452,50 @@ export interface components {
             /** @description absent after the last page */
             next_cursor?: string;
         };
+        /** @description an episode (a conversation, session or task) inside the memory's scope: at most 256 bytes, no control characters, refused (never trimmed) with whitespace at either end */
+        EpisodeName: string;
+        /** @description the memory's position in its episode (0 or absent: none; needs an episode) */
+        Seq: number;
+        Episode: {
+            episode: components["schemas"]["EpisodeName"];
+            /** @description in order; at least one, at most 10000 (and the server's batch limit) */
+            messages: components["schemas"]["Message"][];
+            /** @description the seq of the first message without one of its own, the next ones counting up (0 or absent: 1); send a long transcript in parts with it */
+            first_seq?: number;
+            scope?: components["schemas"]["Scope"];
+            /** @description every message's memory type; default turn */
+            type?: string;
+            tags?: string[] | null;
+            source?: string;
+        };
+        Message: {
+            speaker?: string;
+            text: string;
+            /**
+             * Format: date-time
+             * @description when it was said; default now
+             */
+            occurred_at?: string;
+            seq?: components["schemas"]["Seq"];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        Version: components["schemas"]["Memory"] & {
+            /** @description the memory that superseded this one (the earliest to occur) */
+            superseded_by?: string;
+            /**
+             * Format: date-time
+             * @description when that occurred
+             */
+            superseded_at?: string;
+            /** @description nothing supersedes it */
+            current: boolean;
+        };
+        History: {
+            /** @description oldest first */
+            versions: components["schemas"]["Version"][];
+        };
         Patch: {
             name?: string;
             description?: string;
@@ -391,8 +505,18 @@ export interface components {
             scope?: components["schemas"]["Scope"];
             tags?: string[];
             source?: string;
-            metadata?: Record<string, never>;
+            metadata?: {
+                [key: string]: unknown;
+            };
             favorite?: boolean;
+            /** @description "" takes the memory out of its episode (and, without seq, out of its place) */
+            episode?: components["schemas"]["EpisodeName"];
+            seq?: components["schemas"]["Seq"];
+            speaker?: string;
+            /** Format: date-time */
+            occurred_at?: string;
+            /** @description the id of the memory this one replaces; "" none */
+            supersedes?: string;
         };
         FavoriteRequest: {
             /** @description true (the default) marks, false unmarks */
@@ -432,6 +556,19 @@ export interface components {
             /** @description drop results below the embedding model's relevance bar (when min_relevance is 0) */
             model_bar?: boolean;
             no_record?: boolean;
+            episode?: components["schemas"]["EpisodeName"];
+            /** @description only the memories that supersede the memory with this id */
+            supersedes?: string;
+            /** @description what was current then: memories that had occurred by then and that nothing occurred by then supersedes */
+            as_of?: components["schemas"]["Time"];
+            /** @description also return memories another memory supersedes (by default a search returns what is current) */
+            include_superseded?: boolean;
+            /** @description the reference time of the query's relative date phrases (last week, yesterday); default the server's clock */
+            now?: components["schemas"]["Time"];
+            /** @description read no date phrases in the query: no time window boosts the results */
+            no_dates?: boolean;
+            /** @description attach to each result of an episode up to this many of the memories before and after it */
+            neighbours?: number;
         };
         Result: {
             id: string;
@@ -450,6 +587,36 @@ export interface components {
             explain: components["schemas"]["Explain"] | null;
             /** @description the passage a delivery showed when the whole text did not fit its budget (inject, brief); text is always whole */
             excerpt?: string;
+            episode?: string;
+            seq?: components["schemas"]["Seq"];
+            speaker?: string;
+            /** Format: date-time */
+            occurred_at?: string;
+            supersedes?: string;
+            /** @description the memory that supersedes this one (only a search with include_superseded or as_of returns such a memory) */
+            superseded_by?: string;
+            /** @description the memories next to this one in its episode, in episode order, when asked for (neighbours) */
+            neighbours?: components["schemas"]["Neighbour"][];
+        };
+        /** @description a memory next to a result in its episode */
+        Neighbour: {
+            id: string;
+            /** @description its place relative to the result: -1 the one before, 1 the one after */
+            offset: number;
+            seq?: components["schemas"]["Seq"];
+            speaker?: string;
+            text: string;
+            /** Format: date-time */
+            occurred_at?: string;
+        };
+        /** @description a date phrase the search read in its query and the span of time it names, [since, until): results that occurred inside it were boosted */
+        TimeWindow: {
+            phrase: string;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            boost: number;
         };
         Explain: {
             bm25: {
@@ -464,6 +631,8 @@ export interface components {
             boosts: {
                 favorite?: number;
                 demand?: number;
+                /** @description the multiplier of a memory that occurred inside a window the query's date phrases name (time); absent when none applied */
+                time?: number;
             };
             relevance: number;
             rerank?: Record<string, never>;
@@ -490,6 +659,8 @@ export interface components {
             min_relevance?: number;
             /** @description candidates dropped by that bar */
             below_bar?: number;
+            /** @description the date phrases read in the query (absent when none, or no_dates) */
+            time?: components["schemas"]["TimeWindow"][];
             results: components["schemas"]["Result"][];
         };
         InjectRequest: {
@@ -508,6 +679,12 @@ export interface components {
             /** @description default: the embedding model's relevance bar */
             min_relevance?: number;
             no_record?: boolean;
+            episode?: components["schemas"]["EpisodeName"];
+            supersedes?: string;
+            /** @description what was current then (by default what is current now) */
+            as_of?: components["schemas"]["Time"];
+            /** @description turns shown before and after a memory of an episode: 0 or absent the default, 1; negative none */
+            neighbours?: number;
         };
         Injection: {
             results: components["schemas"]["Result"][];
@@ -531,6 +708,12 @@ export interface components {
             limit?: number;
             /** @description accepted; a briefing records no use */
             no_record?: boolean;
+            episode?: components["schemas"]["EpisodeName"];
+            supersedes?: string;
+            /** @description what was current then (by default what is current now) */
+            as_of?: components["schemas"]["Time"];
+            /** @description show each memory of an episode with up to this many turns before and after it (0, absent or negative: none) */
+            neighbours?: number;
         };
         Brief: {
             items: (components["schemas"]["Result"] & {
@@ -682,8 +865,19 @@ export interface operations {
                 tag?: string;
                 since?: components["schemas"]["Time"];
                 until?: components["schemas"]["Time"];
+                /**
+                 * @description the memories of one episode (a conversation, session or task); order=seq lists it in its order
+                 * @example chat-2026-03-02
+                 */
+                episode?: string;
+                /** @description the memories that supersede the memory with this id */
+                supersedes?: string;
+                /** @description what was current then: memories that had occurred by then and that nothing occurred by then supersedes */
+                as_of?: components["schemas"]["Time"];
+                /** @description true: leave out every memory another memory supersedes (a listing shows every version by default) */
+                current?: boolean;
                 /** @description default -created_at (newest first); ties go by id */
-                order?: "-created_at" | "created_at" | "-updated_at" | "updated_at" | "-uses" | "uses" | "id" | "-id";
+                order?: "-created_at" | "created_at" | "-updated_at" | "updated_at" | "-uses" | "uses" | "id" | "-id" | "seq" | "-seq" | "occurred_at" | "-occurred_at";
                 /** @description page size, default 50, at most 1000 */
                 limit?: number;
                 /** @description next_cursor of the previous page, with the same order */
@@ -976,6 +1170,92 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Ambiguous"];
+        };
+    };
+    memoryHistory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description k=v,k=v narrowing the caller's scope, to name one of several memories with this id in scopes below it (ids are per-scope namespaces: by id, a caller addresses its own scope's memory first, else the only one inside its scope)
+                 * @example user=u1
+                 */
+                scope?: components["parameters"]["scope"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the memory's id (path-escaped)
+                 * @example mem-example-1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["History"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Ambiguous"];
+        };
+    };
+    addEpisode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "episode": "chat-2026-03-02",
+                 *       "messages": [
+                 *         {
+                 *           "speaker": "user",
+                 *           "text": "I moved to Lisbon last month.",
+                 *           "occurred_at": "2026-03-02T10:00:00Z"
+                 *         },
+                 *         {
+                 *           "speaker": "assistant",
+                 *           "text": "How do you like Lisbon so far?",
+                 *           "occurred_at": "2026-03-02T10:00:05Z"
+                 *         }
+                 *       ],
+                 *       "tags": [
+                 *         "chat"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["Episode"];
+            };
+        };
+        responses: {
+            /** @description Stored: ids lists every message's memory in order, those left as they were included */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     search: {

@@ -23,6 +23,8 @@ function call(c, cs) {
     case "deleteMemory": return c.delete(cs.id, by);
     case "favoriteMemory": return c.favorite(cs.id, body?.favorite ?? true, by);
     case "touchMemory": return c.touch(cs.id, by);
+    case "memoryHistory": return c.history(cs.id, by);
+    case "addEpisode": return c.addEpisode(body);
     case "search": return c.search(body);
     case "inject": return c.inject(body);
     case "brief": return c.brief(body ?? {});
@@ -43,18 +45,30 @@ function idsOf(op, res) {
     case "listMemories": return res.memories.map((m) => m.id);
     case "search": case "inject": return res.results.map((r) => r.id);
     case "brief": return res.items.map((i) => i.id);
-    case "addMemories": case "import": return res.ids ?? [];
+    case "memoryHistory": return res.versions.map((v) => v.id);
+    case "addMemories": case "addEpisode": case "import": return res.ids ?? [];
     case "export": return res.map((m) => m.id);
     default: return [res.id];
   }
 }
 
+/** Every field of want holds in got: objects field by field, a list of objects as as many objects
+ * each matched field by field (as the Go and Python runners match), anything else equal. */
 function subset(at, want, got) {
   for (const [k, w] of Object.entries(want)) {
     assert.ok(got !== null && typeof got === "object" && k in got, `field ${at}${k} missing`);
-    if (w !== null && typeof w === "object" && !Array.isArray(w)) subset(`${at}${k}.`, w, got[k]);
-    else assert.deepStrictEqual(got[k], w, `field ${at}${k}`);
+    match(`${at}${k}`, w, got[k]);
   }
+}
+
+function match(at, w, g) {
+  if (w !== null && typeof w === "object" && !Array.isArray(w)) return subset(`${at}.`, w, g);
+  if (Array.isArray(w) && w.length > 0 && w[0] !== null && typeof w[0] === "object" && !Array.isArray(w[0])) {
+    assert.ok(Array.isArray(g) && g.length === w.length, `field ${at} is ${JSON.stringify(g)}, want ${w.length} objects like ${JSON.stringify(w)}`);
+    w.forEach((x, i) => match(`${at}[${i}]`, x, g[i]));
+    return;
+  }
+  assert.deepStrictEqual(g, w, `field ${at}`);
 }
 
 let server;

@@ -122,6 +122,13 @@ class AsyncEngramClient:
     async def touch(self, id: str, *, within: Within = None) -> t.Touched:
         return await self._do(c.touch(id, within))
 
+    async def history(self, id: str, *, within: Within = None) -> t.History:
+        return await self._do(c.history(id, within))
+
+    async def add_episode(self, episode: str, messages: Iterable[t.Message],
+                          **options: Unpack[t.EpisodeOptions]) -> t.AddResult:
+        return await self._do(c.add_episode(episode, messages, options))
+
     async def search(self, query: str, **options: Unpack[t.SearchOptions]) -> t.SearchResponse:
         return await self._do(c.search(query, options))
 

@@ -134,6 +134,22 @@ class EngramClient:
         """POST /v1/memories/{id}/touch: record a use."""
         return self._do(c.touch(id, within))
 
+    def history(self, id: str, *, within: Within = None) -> t.History:
+        """GET /v1/memories/{id}/history: every version of what the memory says
+        (what it supersedes and what supersedes it), oldest first."""
+        return self._do(c.history(id, within))
+
+    # ---- conversations ----
+
+    def add_episode(self, episode: str, messages: Iterable[t.Message],
+                    **options: Unpack[t.EpisodeOptions]) -> t.AddResult:
+        """POST /v1/episodes: store a conversation's messages as memories of the
+        episode, each at its position (id ``EPISODE:SEQ``). Storing the same
+        episode again updates its memories instead of adding them twice, and
+        leaves alone the turns its memories already hold (so a retry is safe);
+        ``ids`` lists every message's memory in order."""
+        return self._do(c.add_episode(episode, messages, options))
+
     # ---- recall and delivery ----
 
     def search(self, query: str, **options: Unpack[t.SearchOptions]) -> t.SearchResponse:

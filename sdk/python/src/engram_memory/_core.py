@@ -101,11 +101,22 @@ class Call(Generic[T]):
         return kw
 
 
+def memory_json(m: t.Memory) -> dict[str, Any]:
+    """A Memory as it goes back to the server: its JSON, without what a
+    Version derives (superseded_by, superseded_at, current)."""
+    if isinstance(m, t.Version):
+        return {k: v for k, v in m.raw.items() if k not in _DERIVED}
+    return m.raw
+
+
+_DERIVED = frozenset({"superseded_by", "superseded_at", "current"})
+
+
 def _json_default(v: Any) -> Any:
     if isinstance(v, datetime):
         return time_str(v)
     if isinstance(v, t.Memory):
-        return v.raw
+        return memory_json(v)
     if isinstance(v, (set, frozenset, tuple)):
         return list(v)
     raise TypeError(f"{type(v).__name__} is not JSON")
@@ -156,7 +167,7 @@ def add(text: str, fields: Mapping[str, Any]) -> Call[t.AddResult]:
 
 
 def add_many(memories: Iterable[Mapping[str, Any] | t.Memory]) -> Call[t.AddResult]:
-    ms = [m.raw if isinstance(m, t.Memory) else dict(m) for m in memories]
+    ms = [memory_json(m) if isinstance(m, t.Memory) else dict(m) for m in memories]
     if not ms:
         raise ValueError("memories: none given")
     return Call("POST", "/v1/memories", _parser(t.AddResult), json={"memories": ms})
@@ -171,8 +182,10 @@ def list_params(options: Mapping[str, Any]) -> list[tuple[str, str]]:
             params.append(("scope", scope_str(v)))
         elif k == "tag" and not isinstance(v, str):
             params.extend(("tag", str(x)) for x in v)
-        elif k in ("since", "until"):
+        elif k in ("since", "until", "as_of"):
             params.append((k, time_str(v)))
+        elif isinstance(v, bool):
+            params.append((k, "true" if v else "false"))
         else:
             params.append((k, str(v)))
     return params
@@ -204,6 +217,19 @@ def delete(id: str, within: Union[str, t.Scope, None]) -> Call[t.Deleted]:
 def favorite(id: str, on: bool, within: Union[str, t.Scope, None]) -> Call[t.Memory]:
     return Call("POST", _id_path(id, "/favorite"), _parser(t.Memory), params=_within(within),
                 json={"favorite": on}, idempotent=True)
+
+
+def history(id: str, within: Union[str, t.Scope, None]) -> Call[t.History]:
+    return Call("GET", _id_path(id, "/history"), _parser(t.History), params=_within(within), idempotent=True)
+
+
+def add_episode(episode: str, messages: Iterable[Mapping[str, Any]], options: Mapping[str, Any]) -> Call[t.AddResult]:
+    body = _body(options)
+    body["episode"] = episode
+    body["messages"] = [dict(m) for m in messages]
+    # Storing an episode again at the same positions changes nothing more:
+    # a turn its memory already holds is left alone, so a retry is safe.
+    return Call("POST", "/v1/episodes", _parser(t.AddResult), json=body, idempotent=True)
 
 
 def touch(id: str, within: Union[str, t.Scope, None]) -> Call[t.Touched]:
@@ -315,7 +341,7 @@ def jsonl_chunks(source: Any) -> Iterable[bytes]:
         elif isinstance(item, str):
             line = item.encode()
         elif isinstance(item, t.Memory):
-            line = json.dumps(item.raw, separators=(",", ":")).encode()
+            line = json.dumps(memory_json(item), separators=(",", ":")).encode()
         elif isinstance(item, Mapping):
             line = json.dumps(dict(item), default=_json_default, separators=(",", ":")).encode()
         else:

@@ -95,11 +95,34 @@ class Memory:
     source: str = ""
     metadata: dict[str, Any] | None = None
     favorite: bool = False
+    episode: str = ""
+    seq: int = 0
+    speaker: str = ""
+    occurred_at: str | None = None
+    supersedes: str = ""
     uses: int = 0
     demand: float = 0.0
     demand_at: str | None = None
     content_hash: str = ""
     embedding: Embedding | None = None
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class Version(Memory):
+    """One memory of a supersession chain (GET /v1/memories/{id}/history):
+    the memory, who superseded it and when, and whether it is current."""
+
+    superseded_by: str = ""
+    superseded_at: str | None = None
+    current: bool = False
+
+
+@dataclass
+class History:
+    """Every version of what a memory says, oldest first."""
+
+    versions: list[Version]
     raw: dict[str, Any] = _raw()
 
 
@@ -142,8 +165,13 @@ class LegVector:
 
 @dataclass
 class Boosts:
+    """The multipliers a result's score got. ``time`` is the date-phrase
+    window's boost when the memory occurred inside one (absent in the JSON,
+    and 1.0 here, when none applied)."""
+
     favorite: float = 1.0
     demand: float = 1.0
+    time: float = 1.0
     raw: dict[str, Any] = _raw()
 
 
@@ -177,6 +205,32 @@ class Explain:
 
 
 @dataclass
+class Neighbour:
+    """A memory next to a result in its episode; ``offset`` is its place
+    relative to the result (-1 the one before, 1 the one after)."""
+
+    id: str
+    offset: int
+    text: str
+    seq: int = 0
+    speaker: str = ""
+    occurred_at: str | None = None
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
+class TimeWindow:
+    """A date phrase a search read in its query and the span it names,
+    [since, until): results that occurred inside it were boosted by ``boost``."""
+
+    phrase: str
+    since: str
+    until: str
+    boost: float
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
 class Result:
     """One recalled memory with its score and explanation."""
 
@@ -194,6 +248,13 @@ class Result:
     source: str = ""
     favorite: bool = False
     excerpt: str = ""
+    episode: str = ""
+    seq: int = 0
+    speaker: str = ""
+    occurred_at: str | None = None
+    supersedes: str = ""
+    superseded_by: str = ""
+    neighbours: list[Neighbour] = field(default_factory=list)
     raw: dict[str, Any] = _raw()
 
 
@@ -232,6 +293,7 @@ class SearchResponse:
     relevance_bar: float = 0.0
     min_relevance: float = 0.0
     below_bar: int = 0
+    time: list[TimeWindow] = field(default_factory=list)
     raw: dict[str, Any] = _raw()
 
 
@@ -314,6 +376,9 @@ class Filter(TypedDict, total=False):
     source: str
     since: Time
     until: Time
+    episode: str
+    supersedes: str
+    as_of: Time
 
 
 class SearchOptions(Filter, total=False):
@@ -332,6 +397,10 @@ class SearchOptions(Filter, total=False):
     min_relevance: float
     model_bar: bool
     no_record: bool
+    include_superseded: bool
+    now: Time
+    no_dates: bool
+    neighbours: int
 
 
 class InjectOptions(Filter, total=False):
@@ -339,12 +408,15 @@ class InjectOptions(Filter, total=False):
     limit: int
     min_relevance: float
     no_record: bool
+    neighbours: int
+    """Turns shown before and after a memory of an episode: 0 or absent the default (1), negative none."""
 
 
 class BriefOptions(Filter, total=False):
     budget: int
     limit: int
     no_record: bool
+    neighbours: int
 
 
 class MemoryFields(TypedDict, total=False):
@@ -358,6 +430,11 @@ class MemoryFields(TypedDict, total=False):
     source: str
     metadata: Mapping[str, Any] | None
     favorite: bool
+    episode: str
+    seq: int
+    speaker: str
+    occurred_at: Time
+    supersedes: str
     created_at: Time
     updated_at: Time
     uses: int
@@ -382,9 +459,38 @@ class Patch(TypedDict, total=False):
     source: str
     metadata: Mapping[str, Any]
     favorite: bool
+    episode: str
+    seq: int
+    speaker: str
+    occurred_at: Time
+    supersedes: str
 
 
-Order = Literal["-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id"]
+class _MessageFields(TypedDict, total=False):
+    speaker: str
+    occurred_at: Time
+    seq: int
+    metadata: Mapping[str, Any]
+
+
+class Message(_MessageFields, total=False):
+    """One turn of an episode (POST /v1/episodes)."""
+
+    text: Required[str]
+
+
+class EpisodeOptions(TypedDict, total=False):
+    """What every message's memory of an episode carries, and where its seqs start."""
+
+    first_seq: int
+    scope: Scope
+    type: str
+    tags: Sequence[str] | None
+    source: str
+
+
+Order = Literal["-created_at", "created_at", "-updated_at", "updated_at", "-uses", "uses", "id", "-id",
+                "seq", "-seq", "occurred_at", "-occurred_at"]
 
 
 class ListOptions(TypedDict, total=False):
@@ -395,15 +501,19 @@ class ListOptions(TypedDict, total=False):
     tag: Union[str, Sequence[str]]
     since: Time
     until: Time
+    episode: str
+    supersedes: str
+    as_of: Time
+    current: bool
     order: Order
     limit: int
     cursor: str
 
 
 __all__ = [
-    "AddResult", "Boosts", "Brief", "BriefItem", "BriefOptions", "Degraded", "Deleted", "Embedding", "Explain",
-    "Filter", "Fusion", "ImportResult", "Injection", "InjectOptions", "LegBM25", "LegVector", "ListOptions",
-    "ListPage", "Memory", "MemoryFields", "MemoryInput", "Merged", "MMR", "NotRequired", "Order", "Patch",
-    "Rerank", "Result", "Scope", "SearchOptions", "SearchResponse", "Skipped", "Stats", "Status", "Time",
-    "Touched",
+    "AddResult", "Boosts", "Brief", "BriefItem", "BriefOptions", "Degraded", "Deleted", "Embedding",
+    "EpisodeOptions", "Explain", "Filter", "Fusion", "History", "ImportResult", "Injection", "InjectOptions",
+    "LegBM25", "LegVector", "ListOptions", "ListPage", "Memory", "MemoryFields", "MemoryInput", "Merged",
+    "Message", "MMR", "Neighbour", "NotRequired", "Order", "Patch", "Rerank", "Result", "Scope", "SearchOptions",
+    "SearchResponse", "Skipped", "Stats", "Status", "Time", "TimeWindow", "Touched", "Version",
 ]

@@ -3,7 +3,9 @@
 Each result becomes a ``Document`` whose page_content is the memory's text and
 whose metadata holds its id, type, scope, tags, score and the search's
 explanation (``explain``: bm25, vector, rrf, boosts, relevance, ...) as plain
-JSON, plus the strategy that ran.
+JSON, plus the strategy that ran; a memory of an episode adds its episode,
+seq, speaker and occurred_at (and ``neighbours``, as JSON, when the search
+asked for them), a superseded one superseded_by.
 """
 
 from __future__ import annotations
@@ -30,9 +32,12 @@ def to_document(r: Result, resp: SearchResponse) -> Document:
         "explain": r.raw.get("explain"),
         "strategy": resp.strategy,
     }
-    for k in ("name", "description", "scene", "source", "excerpt"):
+    for k in ("name", "description", "scene", "source", "excerpt", "episode", "seq", "speaker", "occurred_at",
+              "supersedes", "superseded_by"):
         if getattr(r, k):
             meta[k] = getattr(r, k)
+    if r.neighbours:
+        meta["neighbours"] = r.raw.get("neighbours")
     if r.scope:
         meta["scope"] = dict(r.scope)
     if r.tags:
