@@ -112,6 +112,13 @@ type Options struct {
 	// BM25 parameters; zero values take the defaults (k1 1.2, b 0.75, field weights).
 	K1, B        float64
 	FieldWeights []float64
+	// ContextNeighbours is how many turns before and after a memory of an
+	// episode lend their words to its BM25 context field: 0 means the
+	// default (2), a negative value none. More finds more answer turns
+	// through their neighbours and costs index memory: each neighbour adds
+	// about a turn's postings to every turn (README, "Conversations and
+	// time").
+	ContextNeighbours int
 	// NoSnapshot neither reads nor writes the index snapshot (PATH+".idx"):
 	// every Open rebuilds the index from the database.
 	NoSnapshot bool
@@ -193,7 +200,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		builtin = e
 	}
-	be, err := sqlite.Open(ctx, path, sqlite.Options{
+	be, err := sqlite.Open(ctx, path, sqlite.Options{ContextNeighbours: opts.ContextNeighbours,
 		K1: opts.K1, B: opts.B, FieldWeights: opts.FieldWeights, NoStem: opts.NoStem, NoStopwords: opts.NoStopwords,
 		NoSnapshot: opts.NoSnapshot, SnapshotMinMemories: opts.SnapshotMinMemories, ANNMinVectors: opts.ANNMinVectors, Logger: opts.Logger,
 	})

@@ -285,3 +285,29 @@ func TestRaceEpisodeContext(t *testing.T) {
 		}
 	}
 }
+
+// TestContextNeighboursOption: how far a turn's context reaches is the
+// store's to choose: none, one, or the default two.
+func TestContextNeighboursOption(t *testing.T) {
+	for _, c := range []struct {
+		n          int
+		near, far2 bool // the answer found by the question's words; the turn two after it
+	}{{-1, false, false}, {1, true, false}, {0, true, true}} {
+		db, err := engram.Open(ctx, filepath.Join(t.TempDir(), "c.db"), engram.Options{NoEmbedder: true, ContextNeighbours: c.n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.AddEpisode(ctx, engram.Episode{Episode: "garden", Messages: []engram.Message{
+			{Text: "Which flowers did you plant by the porch?"}, {Text: "They're called Peruvian Lilies."},
+			{Text: "Lovely."}, {Text: "They last for weeks."},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ids(search(t, db, engram.Query{Query: "porch flowers", Mode: "bm25", NoRecord: true}))
+		if slices.Contains(got, "garden:2") != c.near || slices.Contains(got, "garden:3") != c.far2 {
+			t.Errorf("ContextNeighbours %d: %v", c.n, got)
+		}
+		db.Close()
+	}
+}

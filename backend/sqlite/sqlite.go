@@ -47,9 +47,10 @@ type Options struct {
 	// first three's, the others keeping theirs.
 	K1, B        float64
 	FieldWeights []float64
-	// Context says what a memory's BM25 context and date fields hold; nil
-	// means index.DefaultContext.
-	Context *index.ContextOptions
+	// ContextNeighbours is how many turns before and after a memory of an
+	// episode lend their words to its BM25 context field: 0 means
+	// index.DefaultContext's, a negative value none.
+	ContextNeighbours int
 	// NoStem and NoStopwords turn off the BM25 leg's English stemming and
 	// stopword removal.
 	NoStem, NoStopwords bool
@@ -152,8 +153,8 @@ func (o Options) mirrorOptions() (mirror.Options, error) {
 		return mirror.Options{}, fmt.Errorf("%w: %d field weights given, want 3 (name, description, text) or %d (and speaker, context, date)", memory.ErrInvalid, len(o.FieldWeights), index.NumFields)
 	}
 	ctx := index.DefaultContext
-	if o.Context != nil {
-		ctx = *o.Context
+	if n := o.ContextNeighbours; n != 0 {
+		ctx.Neighbours = max(n, 0)
 	}
 	tok := tokenize.DefaultOptions()
 	tok.Stem, tok.Stopwords = !o.NoStem, !o.NoStopwords
