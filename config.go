@@ -51,7 +51,7 @@ var modelDefaults = []struct {
 	prefix string
 	ModelDefault
 }{
-	// all-MiniLM-L6-v2 (the default; README, "Embedding models"): fusion
+	// all-MiniLM-L6-v2 (the default; docs/evaluation.md, "Embedding models"): fusion
 	// measured on SciFact and LoCoMo at RRF k 1, 10 and 60, RSF and DBSF, at
 	// weights 0.3–1.5. RRF at k 60 falls below BM25 on LoCoMo turns at every
 	// weight; RSF at 0.5 is above BM25 everywhere by the most: SciFact nDCG@10
@@ -77,7 +77,7 @@ var modelDefaults = []struct {
 	// nDCG@10 .27, LoCoMo turn any@5 .39). Under RRF every weight that helps LoCoMo costs SciFact
 	// (.6925 → .641 at 0.1); relative-score fusion keeps BM25's score gaps, so
 	// the vector leg only reorders near-ties, and at 0.1 beats BM25 on both:
-	// SciFact .6925 → .6968, LoCoMo any@5 .6399 → .6449 (README, "Evaluation").
+	// SciFact .6925 → .6968, LoCoMo any@5 .6399 → .6449 (docs/evaluation.md).
 	// The floor and the bar come from engram eval --dataset delivery and
 	// --relevance-floor: query–memory cosines run lower than the .51–.56 of
 	// unrelated memory pairs (tools/relevance), and a floor of .40 separates

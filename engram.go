@@ -116,8 +116,7 @@ type Options struct {
 	// episode lend their words to its BM25 context field: 0 means the
 	// default (2), a negative value none. More finds more answer turns
 	// through their neighbours and costs index memory: each neighbour adds
-	// about a turn's postings to every turn (README, "Conversations and
-	// time").
+	// about a turn's postings to every turn (docs/conversations.md).
 	ContextNeighbours int
 	// NoSnapshot neither reads nor writes the index snapshot (PATH+".idx"):
 	// every Open rebuilds the index from the database.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/backend"
@@ -235,9 +237,8 @@ func (v view) History(ctx context.Context, id string) ([]Version, error) {
 		// Forward: what supersedes m.
 		err := v.e.be.List(ctx, backend.ListQuery{Filter: memory.Filter{Scope: scope, Supersedes: m.ID}}, func(x *memory.Memory) error {
 			if memory.ScopeJSON(x.Scope) == own && byID[x.ID] == nil {
-				c := *x
-				byID[x.ID] = &c
-				todo = append(todo, &c)
+				byID[x.ID] = x
+				todo = append(todo, x)
 			}
 			return nil
 		})
@@ -245,17 +246,13 @@ func (v view) History(ctx context.Context, id string) ([]Version, error) {
 			return nil, fmt.Errorf("history of %s: %w", id, err)
 		}
 	}
-	out := make([]Version, 0, len(byID))
-	for _, m := range byID {
+	chain := slices.Collect(maps.Values(byID)) // every successor is in it: the walk went forward to the end
+	out := make([]Version, 0, len(chain))
+	for _, m := range chain {
 		ver := Version{Memory: *m, Current: true}
-		ver.Embedding = nil
-		ver.Superseded = nil
-		for _, s := range byID {
-			if s.Supersedes == m.ID && s.ID != m.ID &&
-				(ver.SupersededAt == nil || s.OccurredAt.Before(*ver.SupersededAt) || (s.OccurredAt.Equal(*ver.SupersededAt) && s.ID < ver.SupersededBy)) {
-				at := s.OccurredAt
-				ver.SupersededBy, ver.SupersededAt, ver.Current = s.ID, &at, false
-			}
+		ver.Embedding, ver.Superseded = nil, nil
+		if sup := memory.SupersessionOf(m.ID, m.Scope, chain); sup != nil {
+			ver.SupersededBy, ver.SupersededAt, ver.Current = sup.By, &sup.At, false
 		}
 		out = append(out, ver)
 	}
@@ -263,19 +260,9 @@ func (v view) History(ctx context.Context, id string) ([]Version, error) {
 		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
 			return c
 		}
-		return cmpString(a.ID, b.ID)
+		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // attachNeighbours gives each result of an episode up to k memories before

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/backend/sqlite"
 )
 
@@ -309,5 +310,49 @@ func TestContextNeighboursOption(t *testing.T) {
 			t.Errorf("ContextNeighbours %d: %v", c.n, got)
 		}
 		db.Close()
+	}
+}
+
+// TestNeighboursByListing: on a backend without backend.Neighbourer the
+// engine lists the episode itself, and attaches the same neighbours as the
+// built-in backend's index does.
+func TestNeighboursByListing(t *testing.T) {
+	b, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "l.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := engram.OpenBackend(ctx, struct{ backend.Backend }{b}, engram.Options{NoEmbedder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	var msgs []engram.Message
+	for i := range 6 {
+		msgs = append(msgs, engram.Message{Speaker: "user", Text: fmt.Sprintf("turn %d about the harbour", i+1)})
+	}
+	if _, err := plain.AddEpisode(ctx, engram.Episode{Episode: "walk", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	// The same store through its own Neighbourer.
+	own, err := engram.OpenBackend(ctx, b, engram.Options{NoEmbedder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	neighbours := func(db *engram.DB) map[string][]string {
+		resp := search(t, db, engram.Query{Query: "harbour", Mode: "bm25", Neighbours: 2, NoRecord: true})
+		out := map[string][]string{}
+		for _, r := range resp.Results {
+			for _, n := range r.Neighbours {
+				out[r.ID] = append(out[r.ID], fmt.Sprintf("%+d %s", n.Offset, n.ID))
+			}
+		}
+		return out
+	}
+	got, want := neighbours(plain), neighbours(own)
+	if len(got) != 6 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("neighbours by listing %v, by the index %v", got, want)
+	}
+	if w := want["walk:1"]; !reflect.DeepEqual(w, []string{"+1 walk:2", "+2 walk:3"}) {
+		t.Fatalf("walk:1's neighbours %v", w)
 	}
 }

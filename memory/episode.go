@@ -40,10 +40,9 @@ func (m *Memory) normalizeEpisode() error {
 		return fmt.Errorf("%w: field \"seq\": %d is outside 0 to %d", ErrInvalid, m.Seq, int64(MaxSeq))
 	case m.Seq != 0 && m.Episode == "":
 		return fmt.Errorf("%w: field \"seq\" %d needs an episode (field \"episode\")", ErrInvalid, m.Seq)
-	case len(m.Speaker) > MaxSpeakerLength:
-		return fmt.Errorf("%w: field \"speaker\" of %d bytes is longer than %d", ErrInvalid, len(m.Speaker), MaxSpeakerLength)
-	case !printable(m.Speaker):
-		return fmt.Errorf("%w: field \"speaker\" %q has control or invalid characters", ErrInvalid, m.Speaker)
+	}
+	if err := CheckSpeaker(m.Speaker); err != nil {
+		return err
 	}
 	if m.Supersedes != "" {
 		if err := CheckID(m.Supersedes); err != nil {
@@ -68,6 +67,20 @@ func CheckEpisode(e string) error {
 		return fmt.Errorf("%w: field \"episode\" %q begins or ends with whitespace", ErrInvalid, e)
 	case !printable(e):
 		return fmt.Errorf("%w: field \"episode\" %q has control or invalid characters", ErrInvalid, e)
+	}
+	return nil
+}
+
+// CheckSpeaker refuses a speaker that is too long, has control or invalid
+// characters, or begins or ends with whitespace (Normalize trims it first).
+func CheckSpeaker(sp string) error {
+	switch {
+	case len(sp) > MaxSpeakerLength:
+		return fmt.Errorf("%w: field \"speaker\" of %d bytes is longer than %d", ErrInvalid, len(sp), MaxSpeakerLength)
+	case strings.TrimSpace(sp) != sp:
+		return fmt.Errorf("%w: field \"speaker\" %q begins or ends with whitespace", ErrInvalid, sp)
+	case !printable(sp):
+		return fmt.Errorf("%w: field \"speaker\" %q has control or invalid characters", ErrInvalid, sp)
 	}
 	return nil
 }
@@ -114,13 +127,23 @@ func (m *Memory) EpisodeKey() string {
 // EpisodeOrder orders the memories of one episode: by seq, then occurred_at,
 // then id.
 func EpisodeOrder(a, b *Memory) int {
-	if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
+	return episodeOrder(a.Seq, a.OccurredAt, a.ID, b.Seq, b.OccurredAt, b.ID)
+}
+
+// NeighbourOrder is EpisodeOrder for neighbours (and results made
+// neighbours, NeighbourOf).
+func NeighbourOrder(a, b Neighbour) int {
+	return episodeOrder(a.Seq, a.OccurredAt, a.ID, b.Seq, b.OccurredAt, b.ID)
+}
+
+func episodeOrder(seqA int64, atA time.Time, idA string, seqB int64, atB time.Time, idB string) int {
+	if c := cmp.Compare(seqA, seqB); c != 0 {
 		return c
 	}
-	if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
+	if c := atA.Compare(atB); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.ID, b.ID)
+	return cmp.Compare(idA, idB)
 }
 
 // Current reports whether the memory was the current truth at asOf (nil: now,
@@ -134,4 +157,25 @@ func (m *Memory) Current(asOf *time.Time) bool {
 		return false
 	}
 	return m.Superseded == nil || m.Superseded.At.After(*asOf)
+}
+
+// SupersessionOf is the supersession of the memory with id in scope among
+// cands: the candidate of exactly that scope naming id in Supersedes that
+// occurred first (then the smallest id), the memory itself left out; nil
+// when none does. Every backend derives Memory.Superseded by this rule.
+func SupersessionOf(id string, scope map[string]string, cands []*Memory) *Supersession {
+	sj := ScopeJSON(scope)
+	var best *Memory
+	for _, c := range cands {
+		if c == nil || c.Supersedes != id || c.ID == id || ScopeJSON(c.Scope) != sj {
+			continue
+		}
+		if best == nil || c.OccurredAt.Before(best.OccurredAt) || (c.OccurredAt.Equal(best.OccurredAt) && c.ID < best.ID) {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return &Supersession{By: best.ID, At: best.OccurredAt}
 }

@@ -283,7 +283,9 @@ func TestBM25Properties(t *testing.T) {
 		for _, text := range ref.ContextOf(k) {
 			ctxp.docs[m.ID] = append(ctxp.docs[m.ID], tok.Tokens(text)...)
 		}
-		day.docs[m.ID] = tok.Tokens(index.DateText(m.OccurredAt))
+		if index.HasOwnTime(m) {
+			day.docs[m.ID] = tok.Tokens(index.DateText(m.OccurredAt))
+		}
 	}
 	for _, p := range []*modelProp{&own, &ctxp, &day} {
 		p.finish()

@@ -183,9 +183,10 @@ func occurredAt(m *memory.Memory) time.Time {
 	return m.OccurredAt
 }
 
-// day is pDay's value for a memory that occurred at t.
-func (e encoder) day(t time.Time) string {
-	if !e.dates {
+// day is pDay's value for m, which occurred at t: its day when it has a
+// time of its own (index.HasOwnTime), as Engram's date field holds it.
+func (e encoder) day(m *memory.Memory, t time.Time) string {
+	if !e.dates || !index.HasOwnTime(m) {
 		return ""
 	}
 	if e.terms != nil {
@@ -274,7 +275,7 @@ func (e encoder) encode(tenant string, m *memory.Memory) (*object, error) {
 		p[pSeq] = m.Seq
 	}
 	setSupersession(p, m.Superseded)
-	setText(pDay, e.day(occurred))
+	setText(pDay, e.day(m, occurred))
 	if e.terms != nil {
 		var terms []string
 		for _, f := range []string{m.Name, m.Description, m.Text, m.Speaker} {

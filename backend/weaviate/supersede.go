@@ -45,26 +45,6 @@ func supersedersGet(alias string, ids []string) aliasedGet {
 		",limit:" + strconv.Itoa(MaxK), supersedersFields}
 }
 
-// supersessionOf is the supersession of the memory with key (id in scope)
-// among cands: the candidate of the same exact scope naming id that
-// occurred first (then the least id), as internal/index does; nil for none.
-func supersessionOf(id string, scope map[string]string, cands []*memory.Memory) *memory.Supersession {
-	key, sj := memory.Key(id, scope), memory.ScopeJSON(scope)
-	var best *memory.Memory
-	for _, c := range cands {
-		if c.Supersedes != id || memory.ScopeJSON(c.Scope) != sj || c.Key() == key {
-			continue
-		}
-		if best == nil || c.OccurredAt.Before(best.OccurredAt) || (c.OccurredAt.Equal(best.OccurredAt) && c.ID < best.ID) {
-			best = c
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	return &memory.Supersession{By: best.ID, At: best.OccurredAt}
-}
-
 // planSupersession sets, on each object about to be written (objs[i] of
 // written[i], whose OccurredAt is set), who supersedes its memory: the
 // stored memories that do (stored, by tenant, as around reads them), except
@@ -89,7 +69,7 @@ func (s *Store) planSupersession(written []*memory.Memory, objs []*object, store
 		}
 	}
 	for i, m := range written {
-		setSupersession(objs[i].Properties, supersessionOf(m.ID, m.Scope, cands[s.tenantOf(m.Scope)]))
+		setSupersession(objs[i].Properties, memory.SupersessionOf(m.ID, m.Scope, cands[s.tenantOf(m.Scope)]))
 	}
 }
 
@@ -138,7 +118,7 @@ func (s *Store) refreshTargets(ctx context.Context, targets targetSet) error {
 				continue
 			}
 			want := map[string]any{}
-			setSupersession(want, supersessionOf(t.id, t.scope, cands))
+			setSupersession(want, memory.SupersessionOf(t.id, t.scope, cands))
 			if want[pSupersededBy] != o.SuperBy || !sameTime(want[pSupersededAt].(string), o.SuperAt) {
 				patches = append(patches, propPatch{tenant: tenant, uuid: uuids[i], id: t.id, props: want})
 			}

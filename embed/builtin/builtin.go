@@ -25,7 +25,7 @@ const (
 )
 
 // Default is the model a store gets when it names none, chosen by
-// measurement (README, "Evaluation"): the strongest built-in model that
+// measurement (docs/evaluation.md): the strongest built-in model that
 // still imports 10,000 short memories in under a minute on two cores.
 const Default = MiniLM
 

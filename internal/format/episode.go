@@ -1,7 +1,6 @@
 package format
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 
@@ -19,39 +18,24 @@ import (
 // order.
 type block struct {
 	members []int // indexes into the results
-	turns   []turn
+	turns   []memory.Neighbour
 }
 
-// turn is one memory of an episode as a block shows it.
-type turn struct {
-	id      string
-	seq     int64
-	at      int64 // occurred_at, unix nanoseconds
-	speaker string
-	text    string
-}
-
-func compareTurns(a, b turn) int {
-	if c := cmp.Compare(a.seq, b.seq); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.at, b.at); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.id, b.id)
-}
-
-// text is the block's turns as one line.
-func (b *block) text() string {
-	parts := make([]string, len(b.turns))
-	for i, t := range b.turns {
-		s := OneLine(t.text)
-		if t.speaker != "" {
-			s = OneLine(t.speaker) + ": " + s
-		}
-		parts[i] = s
+// turnsText is turns as one line: "Speaker: text / Speaker: text".
+func turnsText(turns []memory.Neighbour) string {
+	parts := make([]string, len(turns))
+	for i, t := range turns {
+		parts[i] = turnText(t.Speaker, t.Text)
 	}
 	return strings.Join(parts, " / ")
+}
+
+// turnText is one turn's text after its speaker, if any.
+func turnText(speaker, text string) string {
+	if speaker == "" {
+		return OneLine(text)
+	}
+	return OneLine(speaker) + ": " + OneLine(text)
 }
 
 // episodeBlocks groups results into blocks: one per result, except that a
@@ -85,48 +69,36 @@ func episodeBlocks(results []memory.Result) []block {
 }
 
 // runOf is a result's turns: its neighbours and itself, in episode order.
-func runOf(r memory.Result) []turn {
-	run := make([]turn, 0, len(r.Neighbours)+1)
-	for _, n := range r.Neighbours {
-		run = append(run, turn{id: n.ID, seq: n.Seq, at: n.OccurredAt.UnixNano(), speaker: n.Speaker, text: n.Text})
-	}
-	run = append(run, turn{id: r.ID, seq: r.Seq, at: r.OccurredAt.UnixNano(), speaker: r.Speaker, text: r.Text})
-	slices.SortFunc(run, compareTurns)
+func runOf(r memory.Result) []memory.Neighbour {
+	run := append(slices.Clone(r.Neighbours), memory.Neighbour{ID: r.ID, Seq: r.Seq, Speaker: r.Speaker, Text: r.Text, OccurredAt: r.OccurredAt})
+	slices.SortFunc(run, memory.NeighbourOrder)
 	return run
 }
 
 // meets reports whether two runs of one episode share a turn, or follow
 // each other with no turn between (their seqs are consecutive).
-func meets(a, b []turn) bool {
-	ids := make(map[string]bool, len(a))
-	for _, t := range a {
-		ids[t.id] = true
-	}
+func meets(a, b []memory.Neighbour) bool {
 	for _, t := range b {
-		if ids[t.id] {
+		if slices.ContainsFunc(a, func(u memory.Neighbour) bool { return u.ID == t.ID }) {
 			return true
 		}
 	}
-	next := func(x, y []turn) bool {
-		last, first := x[len(x)-1].seq, y[0].seq
+	next := func(x, y []memory.Neighbour) bool {
+		last, first := x[len(x)-1].Seq, y[0].Seq
 		return last > 0 && first == last+1
 	}
 	return next(a, b) || next(b, a)
 }
 
 // union merges two runs of one episode, each turn once, in episode order.
-func union(a, b []turn) []turn {
+func union(a, b []memory.Neighbour) []memory.Neighbour {
 	out := slices.Clone(a)
-	have := make(map[string]int, len(a))
-	for i, t := range a {
-		have[t.id] = i
-	}
 	for _, t := range b {
-		if _, ok := have[t.id]; !ok {
+		if !slices.ContainsFunc(a, func(u memory.Neighbour) bool { return u.ID == t.ID }) {
 			out = append(out, t)
 		}
 	}
-	slices.SortFunc(out, compareTurns)
+	slices.SortFunc(out, memory.NeighbourOrder)
 	return out
 }
 
@@ -135,11 +107,7 @@ func union(a, b []turn) []turn {
 // Peruvian Lilies."), or its text (after its speaker) when it has none.
 func EpisodeText(r memory.Result) string {
 	if len(r.Neighbours) == 0 {
-		if r.Speaker != "" {
-			return OneLine(r.Speaker) + ": " + OneLine(r.Text)
-		}
-		return OneLine(r.Text)
+		return turnText(r.Speaker, r.Text)
 	}
-	b := block{turns: runOf(r)}
-	return b.text()
+	return turnsText(runOf(r))
 }

@@ -57,9 +57,9 @@ func FitContext(results []memory.Result, o ContextOptions) ([]memory.Result, str
 	entries := make([]Entry, len(blocks))
 	for i, b := range blocks {
 		r := results[b.members[0]]
-		body := EpisodeText(memory.Result{Text: r.Text, Speaker: r.Speaker})
+		body := turnText(r.Speaker, r.Text)
 		if len(b.turns) > 0 {
-			body = b.text()
+			body = turnsText(b.turns)
 		}
 		entries[i] = Entry{Head: contextHead(r), Body: body, Mark: ExcerptMark(r.ID)}
 	}

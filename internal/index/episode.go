@@ -40,7 +40,7 @@ type ContextOptions struct {
 }
 
 // DefaultContext is the context the built-in backend indexes: chosen on
-// LoCoMo (README, "Conversations and time").
+// LoCoMo (docs/evaluation.md, "LoCoMo dev").
 var DefaultContext = ContextOptions{Neighbours: 2, Dates: true}
 
 // maxNeighbours bounds ContextOptions.Neighbours.
@@ -52,9 +52,6 @@ func (ix *Index) SetContext(o ContextOptions) {
 	o.Neighbours = min(max(o.Neighbours, 0), maxNeighbours)
 	ix.ctx = o
 }
-
-// Context is what the context and date fields hold.
-func (ix *Index) Context() ContextOptions { return ix.ctx }
 
 // fieldTokens is a memory's tokens per BM25 field.
 type fieldTokens [NumFields][]string
@@ -74,9 +71,9 @@ func (ix *Index) tokens(m *memory.Memory) *fieldTokens {
 
 // HasOwnTime reports whether a memory's day is indexed in its date field
 // (ContextOptions.Dates): it belongs to an episode, or it occurred at
-// another time than it was created.
+// another time than it was created (a zero OccurredAt is its CreatedAt).
 func HasOwnTime(m *memory.Memory) bool {
-	return m.Episode != "" || !m.OccurredAt.Equal(m.CreatedAt)
+	return m.Episode != "" || (!m.OccurredAt.IsZero() && !m.OccurredAt.Equal(m.CreatedAt))
 }
 
 // DateText is the day of t as the date field indexes it: "8 May 2023", in
@@ -142,11 +139,8 @@ func (ix *Index) flush() {
 		}
 	})
 	texts := make(map[uint32][]string, len(docs))
-	for i, doc := range docs {
+	for i, doc := range docs { // every stashed document is among them
 		texts[doc] = own[i][FieldText]
-	}
-	for doc, ft := range ix.stash {
-		texts[doc] = ft[FieldText]
 	}
 	// The neighbours' texts not at hand yet.
 	var missing []uint32
@@ -266,21 +260,25 @@ func (ix *Index) markAround(l []uint32, before, after int) {
 // episodeUnchanged reports whether replacing old by m leaves the episode
 // lists and every neighbour's context as they were.
 func episodeUnchanged(old, m *memory.Memory) bool {
-	return old.EpisodeKey() == m.EpisodeKey() && memory.EpisodeOrder(old, m) == 0 &&
-		old.OccurredAt.Equal(m.OccurredAt) && old.Text == m.Text
+	return old.EpisodeKey() == m.EpisodeKey() && memory.EpisodeOrder(old, m) == 0 && old.Text == m.Text
 }
 
-// neighbourDocs returns the documents of up to k memories before doc (whose
-// memory is m) in its episode and up to k after, in episode order.
-func (ix *Index) neighbourDocs(doc uint32, m *memory.Memory, k int) []uint32 {
+// around returns the documents of up to k memories before doc (whose memory
+// is m) in its episode and up to k after, in episode order; they share the
+// episode list's array, which the caller only reads.
+func (ix *Index) around(doc uint32, m *memory.Memory, k int) (before, after []uint32) {
 	l := ix.episodes[m.EpisodeKey()]
 	i, found := ix.position(l, m)
 	if !found || l[i] != doc {
-		return nil
+		return nil, nil
 	}
-	out := make([]uint32, 0, 2*k)
-	out = append(out, l[max(0, i-k):i]...)
-	return append(out, l[i+1:min(len(l), i+1+k)]...)
+	return l[max(0, i-k):i], l[i+1 : min(len(l), i+1+k)]
+}
+
+// neighbourDocs is around's documents as one list, before then after.
+func (ix *Index) neighbourDocs(doc uint32, m *memory.Memory, k int) []uint32 {
+	before, after := ix.around(doc, m, k)
+	return append(slices.Clip(before), after...)
 }
 
 // Neighbours returns the memories before and after the memory with key in
@@ -291,23 +289,15 @@ func (ix *Index) Neighbours(key string, k int) (before, after []*memory.Memory) 
 	if !ok || k <= 0 {
 		return nil, nil
 	}
-	m := ix.docs[doc]
-	l := ix.episodes[m.EpisodeKey()]
-	i, found := ix.position(l, m)
-	if !found || l[i] != doc {
-		return nil, nil
-	}
-	for _, d := range l[max(0, i-k):i] {
+	b, a := ix.around(doc, ix.docs[doc], k)
+	for _, d := range b {
 		before = append(before, ix.docs[d])
 	}
-	for _, d := range l[i+1 : min(len(l), i+1+k)] {
+	for _, d := range a {
 		after = append(after, ix.docs[d])
 	}
 	return before, after
 }
-
-// Episodes counts the episodes indexed.
-func (ix *Index) Episodes() int { return len(ix.episodes) }
 
 // rebuildEpisodes builds the episode lists from the memories (after a
 // snapshot read), without re-indexing anything.

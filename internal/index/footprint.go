@@ -55,7 +55,7 @@ func (ix *Index) Footprint() Footprint {
 	for k, l := range ix.supersOf {
 		f.Lookup += mapEntry + 24 + int64(len(k)) + 4*int64(cap(l))
 	}
-	f.Lookup += ix.superseded.Bytes()
+	f.Lookup += ix.superseded.Bytes() + ix.live.Bytes()
 	for _, p := range []map[string]*docset.Set{ix.scope, ix.types, ix.scenes, ix.sources, ix.tags, ix.episodeP, ix.supersedesP} {
 		for k, s := range p {
 			f.Lookup += mapEntry + 24 + int64(len(k)) + s.Bytes()

@@ -29,7 +29,7 @@ const (
 
 // DefaultFieldWeights are BM25's field weights, in field order: the context
 // and date fields count for less than a memory's own words (measured on
-// LoCoMo; README, "Conversations and time").
+// LoCoMo; docs/evaluation.md, "LoCoMo dev").
 func DefaultFieldWeights() []float64 { return []float64{1, 1, 1, 1, 0.3, 0.3} }
 
 // DefaultLengthWeights are BM25's length weights (bm25.Params.LengthWeights):
@@ -81,6 +81,9 @@ type Index struct {
 	supersOf    map[string][]uint32
 	superseded  docset.Set
 	nSuperseded int
+	// live holds every indexed document, for the current-only filter of a
+	// search with no other filter.
+	live docset.Set
 
 	// Interned: the memories of one scope share one Scope map, and those
 	// embedded by one model one Embedding (model and dimension), instead of
@@ -178,6 +181,7 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 	} else {
 		doc = ix.alloc()
 		ix.byKey[key] = doc
+		ix.live.Add(doc)
 	}
 	ix.docs[doc] = m
 	ix.created[doc] = m.CreatedAt.UnixNano()
@@ -267,6 +271,7 @@ func (ix *Index) Delete(key string) {
 	ix.unpost(doc)
 	ix.detach(doc, old, nil)
 	delete(ix.byKey, key)
+	ix.live.Remove(doc)
 	ix.docs[doc] = nil
 	ix.setSuperAt(doc, nil)
 	ix.free = append(ix.free, doc)

@@ -434,6 +434,7 @@ func (ix *Index) indexPostings(lo, hi int, keys *chunkKeys) error {
 		}
 		post(ix.episodeP, m.Episode, uint32(doc))
 		post(ix.supersedesP, m.Supersedes, uint32(doc))
+		ix.live.Add(uint32(doc))
 	}
 	return nil
 }

@@ -63,21 +63,12 @@ func (ix *Index) refreshSuperseded(key string) {
 	if !ok || ix.docs[doc] == nil {
 		return
 	}
-	var best *memory.Memory
-	for _, d := range ix.supersOf[key] {
-		s := ix.docs[d]
-		if s == nil || s.Key() == key {
-			continue
-		}
-		if best == nil || s.OccurredAt.Before(best.OccurredAt) || (s.OccurredAt.Equal(best.OccurredAt) && s.ID < best.ID) {
-			best = s
-		}
-	}
 	m := ix.docs[doc]
-	var sup *memory.Supersession
-	if best != nil {
-		sup = &memory.Supersession{By: best.ID, At: best.OccurredAt}
+	cands := make([]*memory.Memory, 0, len(ix.supersOf[key]))
+	for _, d := range ix.supersOf[key] {
+		cands = append(cands, ix.docs[d])
 	}
+	sup := memory.SupersessionOf(m.ID, m.Scope, cands)
 	if sameSupersession(m.Superseded, sup) {
 		return
 	}
@@ -138,12 +129,7 @@ func (ix *Index) current(allow *docset.Set) (*docset.Set, bool) {
 	}
 	out := allow
 	if out == nil {
-		out = docset.New(len(ix.docs))
-		for doc, m := range ix.docs {
-			if m != nil {
-				out.Add(uint32(doc))
-			}
-		}
+		out = ix.live.Clone()
 	}
 	out.AndNot(&ix.superseded)
 	return out, true

@@ -34,6 +34,9 @@ func (ix *Index) Verify() error {
 		return fmt.Errorf("%d episodes indexed, want %d", len(ix.episodes), len(want))
 	}
 	for doc, m := range ix.docs {
+		if ix.live.Has(uint32(doc)) != (m != nil) {
+			return fmt.Errorf("document %d: live %t, indexed %t", doc, ix.live.Has(uint32(doc)), m != nil)
+		}
 		if m == nil {
 			continue
 		}
@@ -51,18 +54,8 @@ func (ix *Index) Verify() error {
 		if gotLen != wantLen || !maps.Equal(got, wantTF) {
 			return fmt.Errorf("memory %q: BM25 holds %v (length %d), want %v (length %d)", m.ID, got, gotLen, wantTF, wantLen)
 		}
-		// Supersession: the earliest superseder of the same scope.
-		var best *memory.Memory
-		for _, s := range ix.docs {
-			if s != nil && s.Supersedes == m.ID && memory.ScopeJSON(s.Scope) == memory.ScopeJSON(m.Scope) && s.Key() != m.Key() &&
-				(best == nil || s.OccurredAt.Before(best.OccurredAt) || (s.OccurredAt.Equal(best.OccurredAt) && s.ID < best.ID)) {
-				best = s
-			}
-		}
-		var sup *memory.Supersession
-		if best != nil {
-			sup = &memory.Supersession{By: best.ID, At: best.OccurredAt}
-		}
+		// Supersession, from every memory indexed.
+		sup := memory.SupersessionOf(m.ID, m.Scope, ix.docs)
 		if !sameSupersession(m.Superseded, sup) || ix.superseded.Has(uint32(doc)) != (sup != nil) {
 			return fmt.Errorf("memory %q: superseded %+v (in the set: %t), want %+v", m.ID, m.Superseded, ix.superseded.Has(uint32(doc)), sup)
 		}

@@ -34,7 +34,7 @@ const (
 	MaxDemandBoost      = 0.10 // demand adds at most +10%
 	// DefaultTimeBoost multiplies the fused score of a memory that occurred
 	// inside a window the query's date phrases name (measured on LoCoMo's
-	// questions that hold a date: README, "Conversations and time").
+	// questions that hold a date: docs/evaluation.md, "LoCoMo dev").
 	DefaultTimeBoost = 1.5
 	// MaxTimeBoost bounds Config.TimeBoost.
 	MaxTimeBoost = 4.0

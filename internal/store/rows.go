@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/engram-memory/engram/memory"
 )
@@ -179,7 +177,7 @@ func finishEpisode(m *memory.Memory, note func(string, ...any)) {
 		note("seq %d out of range, read as 0", m.Seq)
 		m.Seq = 0
 	}
-	if sp := strings.TrimSpace(m.Speaker); sp != m.Speaker || len(sp) > memory.MaxSpeakerLength || !utf8.ValidString(sp) || strings.ContainsFunc(sp, unicode.IsControl) {
+	if memory.CheckSpeaker(m.Speaker) != nil {
 		note("speaker %q is not valid, read as none", m.Speaker)
 		m.Speaker = ""
 	}
