@@ -17,14 +17,15 @@ import (
 	"unsafe"
 )
 
-const (
-	// MapAlign is the file alignment of a mappable array: 64 KiB, a multiple
-	// of every common page size (4, 16 and 64 KiB).
-	MapAlign = 64 << 10
-	// MapMin is the least array size that is aligned (and so may be mapped);
-	// smaller ones are written and read like any other bytes.
-	MapMin = 1 << 20
-)
+// MapAlign is the file alignment of a mappable array: 64 KiB, a multiple
+// of every common page size (4, 16 and 64 KiB).
+const MapAlign = 64 << 10
+
+// MapMin is the least array size that is aligned (and so may be mapped);
+// smaller ones are written and read like any other bytes. A variable so
+// that tests can map the arrays of a small store; a reader maps only
+// arrays the writer aligned, whatever its own value.
+var MapMin = 1 << 20
 
 // Mappable writes p as a length, a padding length with that many zero bytes,
 // and the bytes, padded so that they start at a multiple of MapAlign when p

@@ -134,6 +134,15 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
+	// The large arrays are used from a mapping of the file: only under a
+	// lease, which lets no other process truncate or rewrite the file under
+	// it (mmap.Lease). Without one they are read into memory.
+	lease, err := mmap.NewLease(f, &m.mu, func(err error) { m.snapshotYielded(path, err) })
+	if err != nil {
+		m.log.Debug("index snapshot read into memory, not mapped", "path", path, "reason", err)
+	} else {
+		defer lease.Close()
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
@@ -149,13 +158,15 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	secs.SetMapper(mmap.Mapper(f)) // the vector matrices are mapped, not read (vector/snapshot.go)
-	// The sections are decoded from a mapping of the whole file, not copied
-	// out of it, and it is unmapped once read (nothing decoded aliases it):
-	// where mapping is not supported they are read.
-	if view, err := mmap.View(f, int(fi.Size())); err == nil {
-		defer view.Close()
-		secs.SetView(view.Bytes())
+	if lease != nil {
+		secs.SetMapper(lease.Mapper()) // the vector matrices are mapped, not read (vector/snapshot.go)
+		// The sections are decoded from a mapping of the whole file, not copied
+		// out of it, and it is unmapped once read (nothing decoded aliases it):
+		// where mapping is not supported they are read.
+		if view, err := lease.View(int(fi.Size())); err == nil {
+			defer view.Close()
+			secs.SetView(view.Bytes())
+		}
 	}
 	hr := secs.Next()
 	h = readHeaderFields(hr)
@@ -186,6 +197,27 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 	m.ix, m.seq = ix, h.Seq
 	m.mu.Unlock()
 	return h.Seq, nil
+}
+
+// snapshotYielded is told that another process opened the snapshot file at
+// path to change it, or truncated it, and that the index's arrays mapped from
+// it are this process's own now (err nil): the index is as it was, and the
+// file no longer counts as this index's snapshot, so the next
+// MaybeWriteSnapshot writes a new one. When they could not all be copied
+// (err: the kernel gave up waiting, and the file changed first) the index
+// may no longer be read: it is loaded again, from the rows, by the next read.
+func (m *Mirror) snapshotYielded(path string, err error) {
+	m.mu.Lock()
+	m.snapSeq = -1
+	m.mu.Unlock()
+	if err == nil {
+		m.log.Warn("another process changed the index snapshot file; this process keeps its index in its own memory and will write a new snapshot", "path", path)
+		return
+	}
+	m.log.Error("another process changed the index snapshot file before this process could copy it; the index is rebuilt from the database", "path", path, "err", err)
+	m.syncMu.Lock()
+	m.loaded.Store(false)
+	m.syncMu.Unlock()
 }
 
 // readHeaderFields reads a header; errors stay in r.

@@ -34,12 +34,14 @@ var ErrUnsupported = errors.New("mmap: not supported on this system")
 // Region is a mapped range. Its bytes stay valid until Close, which the
 // owner calls only once nothing uses them any more.
 type Region struct {
-	mu     sync.RWMutex // guards b, base and file
-	b      []byte       // the caller's view: len the file bytes, cap the capacity
-	base   []byte       // the whole mapping, page-rounded, for Close
-	file   *sharedFD    // the file's descriptor for ReadAt; nil: none
-	off    int64        // the file offset of b[0]
-	closed bool
+	mu       sync.RWMutex // guards b, base, file, closed and detached
+	b        []byte       // the caller's view: len the file bytes, cap the capacity
+	base     []byte       // the whole mapping, page-rounded, for Close
+	file     *sharedFD    // the file's descriptor for ReadAt; nil: none
+	off      int64        // the file offset of b[0]
+	closed   bool
+	detached bool   // the file's pages were made private (Lease): ReadAt no longer reads the file
+	onClose  func() // run once by Close, after the unmap; nil: nothing
 }
 
 // ReadAt reads len(p) of the file's bytes from offset off of the region (as
@@ -51,6 +53,8 @@ func (r *Region) ReadAt(p []byte, off int64) (int, error) {
 	switch {
 	case r.closed || r.file == nil:
 		return 0, ErrClosed
+	case r.detached:
+		return 0, ErrDetached
 	case off < 0 || off > int64(len(r.b)):
 		return 0, fmt.Errorf("mmap: read at %d of a %d-byte region", off, len(r.b))
 	}
@@ -67,6 +71,11 @@ func (r *Region) ReadAt(p []byte, off int64) (int, error) {
 
 // ErrClosed is returned by ReadAt after Close, and by a region made without a file.
 var ErrClosed = errors.New("mmap: region closed or without a file")
+
+// ErrDetached is returned by ReadAt once the region's pages were made its own
+// because another process was about to change the file (Lease): the file no
+// longer holds the region's bytes, the mapping does.
+var ErrDetached = errors.New("mmap: region detached from its file")
 
 // Bytes returns the region's bytes: the file's length bytes, with capacity
 // for the rest of the region. Nil after Close.
@@ -91,6 +100,10 @@ func (r *Region) Close() error {
 	if r.file != nil {
 		err = errors.Join(err, r.file.release())
 		r.file = nil
+	}
+	if r.onClose != nil {
+		r.onClose()
+		r.onClose = nil
 	}
 	return err
 }
@@ -143,8 +156,9 @@ func Map(f *os.File, off int64, length, capacity int) (*Region, error) {
 // sharedFD is a duplicate descriptor of a file, shared by the regions
 // mapped from it and closed when the last of them is.
 type sharedFD struct {
-	fd   int
-	refs atomic.Int32
+	fd     int
+	refs   atomic.Int32
+	onLast func() // run by the last release, before the descriptor closes; nil: nothing
 }
 
 // newSharedFD duplicates f's descriptor, with one reference: the caller's.
@@ -175,6 +189,9 @@ func (s *sharedFD) acquire() bool {
 // release drops a reference, closing the descriptor with the last.
 func (s *sharedFD) release() error {
 	if s.refs.Add(-1) == 0 {
+		if s.onLast != nil {
+			s.onLast()
+		}
 		return closeFD(s.fd)
 	}
 	return nil

@@ -12,6 +12,11 @@ import (
 // reference to it becomes the region's, or stays the caller's to release
 // when mapping fails.
 func mapFile(f *os.File, off int64, length, capacity int, file *sharedFD) (*Region, error) {
+	return mapFD(file.fd, f.Name(), off, length, capacity, file)
+}
+
+// mapFD is mapFile from a descriptor: the file's, or a duplicate of it.
+func mapFD(fd int, name string, off int64, length, capacity int, file *sharedFD) (*Region, error) {
 	page := os.Getpagesize()
 	switch {
 	case off < 0 || off%int64(page) != 0:
@@ -28,9 +33,9 @@ func mapFile(f *os.File, off int64, length, capacity int, file *sharedFD) (*Regi
 	}
 	all := unsafe.Slice((*byte)(base), total)
 	if length > 0 {
-		if _, err := unix.MmapPtr(int(f.Fd()), off, base, uintptr(roundUp(length, page)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_FIXED); err != nil {
+		if _, err := unix.MmapPtr(fd, off, base, uintptr(roundUp(length, page)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_FIXED); err != nil {
 			_ = unix.MunmapPtr(base, uintptr(total))
-			return nil, fmt.Errorf("mmap: map %d bytes of %s at %d: %w", length, f.Name(), off, err)
+			return nil, fmt.Errorf("mmap: map %d bytes of %s at %d: %w", length, name, off, err)
 		}
 	}
 	return &Region{b: all[:length:capacity], base: all, file: file, off: off}, nil
@@ -97,12 +102,17 @@ func unmap(b []byte) error {
 // 6.18, whose fault-around maps many cached pages per fault). Writing to the
 // bytes faults.
 func View(f *os.File, length int) (*Region, error) {
+	return viewFD(int(f.Fd()), f.Name(), length)
+}
+
+// viewFD is View from a descriptor.
+func viewFD(fd int, name string, length int) (*Region, error) {
 	if length <= 0 {
 		return nil, fmt.Errorf("mmap: view of %d bytes", length)
 	}
-	b, err := unix.Mmap(int(f.Fd()), 0, length, unix.PROT_READ, unix.MAP_SHARED)
+	b, err := unix.Mmap(fd, 0, length, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("mmap: view %d bytes of %s: %w", length, f.Name(), err)
+		return nil, fmt.Errorf("mmap: view %d bytes of %s: %w", length, name, err)
 	}
 	return &Region{b: b, base: b}, nil
 }

@@ -2,7 +2,10 @@
 
 package mmap
 
-import "os"
+import (
+	"os"
+	"sync"
+)
 
 // mapFile returns ErrUnsupported: this package maps on Linux only.
 func mapFile(*os.File, int64, int, int, *sharedFD) (*Region, error) { return nil, ErrUnsupported }
@@ -21,3 +24,16 @@ func View(f *os.File, length int) (*Region, error) { return nil, ErrUnsupported 
 func pread(int, []byte, int64) (int, error) { return 0, ErrUnsupported }
 
 func closeFD(int) error { return nil }
+
+func mapFD(int, string, int64, int, int, *sharedFD) (*Region, error) { return nil, ErrUnsupported }
+
+func viewFD(int, string, int) (*Region, error) { return nil, ErrUnsupported }
+
+// NewLease returns ErrUnsupported: nothing maps here to need a guard.
+func NewLease(f *os.File, writers sync.Locker, onBreak func(error)) (*Lease, error) { return nil, ErrUnsupported }
+
+func unlease(int) error { return nil }
+
+func forget(*Lease) {}
+
+func (r *Region) detach() error { return nil }
