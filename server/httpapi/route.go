@@ -165,6 +165,11 @@ func (s *Server) serve(w *recorder, r *http.Request) error {
 			return err
 		}
 	}
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		// r.URL.Query drops a pair it cannot decode: a cursor or a scope
+		// lost that way would silently widen the request.
+		return errorf(http.StatusBadRequest, CodeBadRequest, "query string: %v", err)
+	}
 	limit := s.cfg.MaxBodyBytes
 	if rt.body == bodyJSONL {
 		limit = s.cfg.MaxImportBytes
