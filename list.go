@@ -228,9 +228,11 @@ func decodeCursor(s string) (listCursor, error) {
 }
 
 // DeleteScope deletes every memory whose scope holds all of scope's
-// key=value pairs (and the view's), in one write that checks each memory's
-// scope, and returns how many it deleted: forgetting a user or a session in
-// one call. An empty scope is refused, so that nothing is deleted by mistake.
+// key=value pairs (and the view's), whatever their ids (one id may name
+// memories in several scopes inside it), in one write that names each memory
+// by its key, and returns how many it deleted: forgetting a user or a session
+// in one call. An empty scope is refused, so that nothing is deleted by
+// mistake.
 func (v view) DeleteScope(ctx context.Context, scope map[string]string) (int, error) {
 	if len(scope) == 0 {
 		return 0, fmt.Errorf("%w: delete by scope needs at least one key=value", ErrInvalid)
@@ -245,18 +247,47 @@ func (v view) DeleteScope(ctx context.Context, scope map[string]string) (int, er
 	if err := v.e.sync(ctx); err != nil {
 		return 0, err
 	}
-	var ids []string
+	var mems []*memory.Memory
 	err := v.e.be.List(ctx, backend.ListQuery{Filter: f}, func(m *memory.Memory) error {
-		ids = append(ids, m.ID)
+		mems = append(mems, &memory.Memory{ID: m.ID, Scope: m.Scope})
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete by scope: %w", err)
 	}
-	if len(ids) == 0 {
+	if len(mems) == 0 {
 		return 0, nil
 	}
 	// The merged scope goes to the backend, which deletes only what still
-	// carries it when its write runs.
-	return v.e.be.Delete(ctx, f.Scope, ids)
+	// lies inside it when its write runs.
+	if kd, ok := v.e.be.(backend.KeyDeleter); ok {
+		keys := make([]string, len(mems))
+		for i, m := range mems {
+			keys[i] = m.Key()
+		}
+		return kd.DeleteKeys(ctx, f.Scope, keys)
+	}
+	// Without it, one Delete a scope, each id named in its memory's own
+	// scope (inside f.Scope: the memory was listed there), so never
+	// ambiguous.
+	byScope := map[string][]string{}
+	scopes := map[string]map[string]string{}
+	var order []string
+	for _, m := range mems {
+		sj := memory.ScopeJSON(m.Scope)
+		if _, ok := scopes[sj]; !ok {
+			scopes[sj] = m.Scope
+			order = append(order, sj)
+		}
+		byScope[sj] = append(byScope[sj], m.ID)
+	}
+	total := 0
+	for _, sj := range order {
+		n, err := v.e.be.Delete(ctx, scopes[sj], byScope[sj])
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("delete by scope: %d deleted, then: %w", total, err)
+		}
+	}
+	return total, nil
 }

@@ -247,6 +247,34 @@ func TestAmbiguousIDNamedByScope(t *testing.T) {
 	}
 }
 
+// TestDeleteByScopeSharedID: a child key that stores one id in two of its
+// sessions cannot block its parent's "forget this user": DELETE
+// /v1/memories?scope=user=u1 deletes every memory inside, whatever their
+// ids, and nothing of the sibling or the other tenant.
+func TestDeleteByScopeSharedID(t *testing.T) {
+	keys := []Key{
+		{Key: keyA, Scope: map[string]string{"team": "a"}},
+		{Key: keyA + "-u1", Scope: map[string]string{"team": "a", "user": "u1"}},
+		{Key: keyA + "-u2", Scope: map[string]string{"team": "a", "user": "u2"}},
+		{Key: keyB, Scope: map[string]string{"team": "b"}},
+	}
+	db := openDB(t, false)
+	_, ts := startServer(t, db, Config{Keys: keys})
+	c := ts.Client()
+	for _, w := range []struct{ key, session string }{{keyA + "-u1", "s1"}, {keyA + "-u1", "s2"}, {keyA + "-u2", "s1"}, {keyB, "s1"}} {
+		mustJSON(t, call(t, c, ts.URL, "POST", "/v1/memories", w.key,
+			map[string]any{"id": "note", "text": "a note", "scope": map[string]string{"session": w.session}}), http.StatusCreated, nil)
+	}
+	var n struct{ Deleted int }
+	mustJSON(t, call(t, c, ts.URL, "DELETE", "/v1/memories?scope=user%3Du1", keyA, nil), http.StatusOK, &n)
+	if n.Deleted != 2 || db.Count() != 2 {
+		t.Fatalf("forgetting user u1 deleted %d, %d left; want 2 and 2", n.Deleted, db.Count())
+	}
+	for _, key := range []string{keyA + "-u2", keyB} {
+		mustJSON(t, call(t, c, ts.URL, "GET", "/v1/memories/note", key, nil), http.StatusOK, nil)
+	}
+}
+
 // TestPoisonCounter is issue 14's first finding, request by request: a
 // client-supplied use count at the int64 maximum is refused (POST and
 // import), one at the largest valid count is accepted and its next delivery

@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /** Store one memory, or a batch in one transaction (all or none); a memory without an id that repeats a stored one (same content, same scope) is merged, not stored twice */
         post: operations["addMemories"];
-        /** Delete every memory of the caller's whose scope holds the pairs given (forget a user or a session), and count them */
+        /** Delete every memory of the caller's whose scope holds the pairs given (forget a user or a session), whatever their ids (never ambiguous), and count them */
         delete: operations["deleteScope"];
         options?: never;
         head?: never;
@@ -880,7 +880,7 @@ export interface operations {
                 order?: "-created_at" | "created_at" | "-updated_at" | "updated_at" | "-uses" | "uses" | "id" | "-id" | "seq" | "-seq" | "occurred_at" | "-occurred_at";
                 /** @description page size, default 50, at most 1000 */
                 limit?: number;
-                /** @description next_cursor of the previous page, with the same order */
+                /** @description next_cursor of the previous page, with the same order (a cursor no listing returned is a 400) */
                 cursor?: string;
             };
             header?: never;
