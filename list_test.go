@@ -230,3 +230,33 @@ func TestDeleteScopeWithoutKeyDeleter(t *testing.T) {
 		t.Fatalf("team b's x: %+v, %v", m, err)
 	}
 }
+
+// TestScopeWhitespaceGoAPI: the Go API refuses a scope value with surrounding
+// whitespace wherever a scope is given, naming it, and deletes nothing.
+func TestScopeWhitespaceGoAPI(t *testing.T) {
+	db := openTest(t, engram.Options{NoEmbedder: true})
+	add(t, db, &engram.Memory{ID: "a1", Text: "team a's", Scope: map[string]string{"team": "a"}})
+	bad := map[string]string{"team": "a "}
+	ctx := context.Background()
+	for name, err := range map[string]error{
+		"WithScope": func() error { _, err := db.WithScope(bad); return err }(),
+		"Within":    func() error { _, err := db.Within(bad); return err }(),
+		"Add":       func() error { _, err := db.Add(ctx, &engram.Memory{Text: "x", Scope: bad}); return err }(),
+		"List": func() error {
+			_, err := db.List(ctx, engram.ListOptions{Filter: engram.Filter{Scope: bad}})
+			return err
+		}(),
+		"DeleteScope": func() error { _, err := db.DeleteScope(ctx, bad); return err }(),
+		"Search": func() error {
+			_, err := db.Search(ctx, engram.Query{Query: "team", Filter: engram.Filter{Scope: bad}})
+			return err
+		}(),
+	} {
+		if !(errors.Is(err, engram.ErrInvalid) || errors.Is(err, engram.ErrInvalidQuery)) || !strings.Contains(err.Error(), `team="a "`) {
+			t.Errorf("%s: %v, want ErrInvalid naming team=\"a \"", name, err)
+		}
+	}
+	if n := db.Count(); n != 1 {
+		t.Fatalf("%d memories, want 1", n)
+	}
+}

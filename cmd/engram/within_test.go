@@ -65,3 +65,53 @@ func TestCLIWithin(t *testing.T) {
 		t.Fatalf("team b's memory after team a's deletes: %s", out)
 	}
 }
+
+// TestCLIScopeWhitespace: a scope key or value with surrounding whitespace is
+// refused by every command (exit 2, one line naming it), never trimmed; a
+// memory stored before the rule still reads, lists, moves and deletes, and
+// doctor names it.
+func TestCLIScopeWhitespace(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "none")
+	t.Setenv("ENGRAM_URL", "")
+	db := filepath.Join(t.TempDir(), "s.db")
+	mustCLI(t, db, `{"id":"a1","text":"team a's note","scope":{"team":"a"}}`+"\n"+
+		`{"id":"old","text":"a note from before the rule","scope":{"team":"x"}}`+"\n", "import", "-")
+	for _, c := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"add", "x", "--scope", "team=a "}},
+		{"", []string{"list", "--scope", "team= a"}},
+		{"", []string{"delete", "--scope", "team=a "}},
+		{"", []string{"search", "note", "--scope", "team=a\t"}},
+		{"", []string{"get", "a1", "--within", "team=a "}},
+		{`{"text":"x","scope":{"team":"a "}}` + "\n", []string{"import", "-"}},
+	} {
+		if _, errs, code := cli(t, db, c.stdin, c.args...); code != 2 || !strings.Contains(errs, "team=") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d: %q, want exit 2 and one line naming the scope", c.args, code, errs)
+		}
+	}
+	if out := mustCLI(t, db, "", "list", "--scope", "team=a", "--json"); !strings.Contains(out, `"a1"`) {
+		t.Fatalf("team a's memory after the refused writes: %s", out)
+	}
+	damageFile(t, db, `UPDATE memories SET scope = '{"team":"a "}' WHERE id = 'old'`)
+	if out := mustCLI(t, db, "", "get", "old"); !strings.Contains(out, `"team": "a "`) {
+		t.Fatalf("the old memory does not read: %s", out)
+	}
+	if out := mustCLI(t, db, "", "list", "--json"); !strings.Contains(out, `"old"`) || strings.Contains(mustCLI(t, db, "", "stats"), "bad row") {
+		t.Fatalf("the old memory is not listed, or is a bad row: %s", out)
+	}
+	out, _, code := cli(t, db, "", "doctor")
+	if code != 2 || !strings.Contains(out, `memory "old"`) || !strings.Contains(out, "engram update old --scope") {
+		t.Fatalf("doctor on the old scope: exit %d\n%s", code, out)
+	}
+	mustCLI(t, db, "", "update", "old", "--scope", "team=a2")
+	if out := mustCLI(t, db, "", "get", "old", "--within", "team=a2"); !strings.Contains(out, "before the rule") {
+		t.Fatalf("moved: %s", out)
+	}
+	damageFile(t, db, `UPDATE memories SET scope = '{"team":"a "}' WHERE id = 'old'`)
+	mustCLI(t, db, "", "delete", "old")
+	if out := mustCLI(t, db, "", "list", "--json"); strings.Contains(out, `"old"`) || !strings.Contains(out, `"a1"`) {
+		t.Fatalf("after deleting the old memory: %s", out)
+	}
+}

@@ -275,6 +275,48 @@ func TestDeleteByScopeSharedID(t *testing.T) {
 	}
 }
 
+// TestScopeWhitespace: a scope value with surrounding whitespace is refused
+// on every path of the API with one line naming it, never trimmed into a
+// sibling's: a parent's ?scope=team=a%20 once deleted team a's memories.
+// A key file with such a scope is refused at start.
+func TestScopeWhitespace(t *testing.T) {
+	db := openDB(t, false)
+	keyP := "key-parent-0123456789"
+	_, ts := startServer(t, db, Config{Keys: []Key{{Key: keyP, Scope: map[string]string{"org": "o"}}}})
+	c := ts.Client()
+	for i := range 3 {
+		mustJSON(t, call(t, c, ts.URL, "POST", "/v1/memories", keyP,
+			map[string]any{"id": fmt.Sprintf("m%d", i), "text": "team a's note", "scope": map[string]string{"team": "a"}}), http.StatusCreated, nil)
+	}
+	const named = `team=\"a \"`
+	for _, r := range []struct {
+		name, method, path string
+		body               any
+	}{
+		{"delete by scope", "DELETE", "/v1/memories?scope=team=a%20", nil},
+		{"list", "GET", "/v1/memories?scope=team%3Da%20", nil},
+		{"by id", "GET", "/v1/memories/m0?scope=team=a%20", nil},
+		{"add", "POST", "/v1/memories", map[string]any{"text": "x", "scope": map[string]string{"team": "a "}}},
+		{"search", "POST", "/v1/search", map[string]any{"query": "note", "scope": map[string]string{"team": "a "}}},
+		{"brief", "POST", "/v1/brief", map[string]any{"scope": map[string]string{"team": "a "}}},
+		{"import", "POST", "/v1/import", `{"text":"x","scope":{"team":"a "}}` + "\n"},
+		{"update", "PATCH", "/v1/memories/m0", map[string]any{"scope": map[string]string{"team": "a "}}},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			got := call(t, c, ts.URL, r.method, r.path, keyP, r.body)
+			if got.status != http.StatusBadRequest || !strings.Contains(string(got.body), named) {
+				t.Fatalf("%d %s, want 400 naming %s", got.status, got.body, named)
+			}
+		})
+	}
+	if n := db.Count(); n != 3 {
+		t.Fatalf("%d memories left, want team a's 3", n)
+	}
+	if _, err := New(db, Config{Keys: []Key{{Key: keyP, Scope: map[string]string{"team": "a "}}}}); err == nil || !strings.Contains(err.Error(), `team="a "`) {
+		t.Fatalf("a key whose scope has a trailing space: %v", err)
+	}
+}
+
 // TestPoisonCounter is issue 14's first finding, request by request: a
 // client-supplied use count at the int64 maximum is refused (POST and
 // import), one at the largest valid count is accepted and its next delivery

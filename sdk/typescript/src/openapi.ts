@@ -854,7 +854,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description key=value pairs (k=v,k=v, or the parameter repeated) the memory's scope must hold
+                 * @description key=value pairs (k=v,k=v, or the parameter repeated) the memory's scope must hold; never trimmed: a key or value with surrounding whitespace or a control character is a 400
                  * @example project=engram
                  */
                 scope?: string;
