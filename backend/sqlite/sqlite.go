@@ -32,6 +32,9 @@ var (
 	ErrDamaged     = store.ErrDamaged
 	ErrOldSchema   = store.ErrOldSchema
 	ErrReadOnly    = store.ErrReadOnly
+	// ErrFull: a write failed because the file's disk is full (SQLITE_FULL
+	// or ENOSPC); nothing of it was stored.
+	ErrFull = store.ErrFull
 )
 
 // DefaultSnapshotMinMemories is the store size from which a full rebuild of

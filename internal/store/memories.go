@@ -735,14 +735,14 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin write: %w", err)
+		return markFull(fmt.Errorf("begin write: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return markFull(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return markFull(fmt.Errorf("commit: %w", err))
 	}
 	return nil
 }

@@ -335,7 +335,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "unknown_field" | "not_found" | "unauthorized" | "forbidden" | "too_large" | "method_not_allowed" | "timeout" | "unavailable" | "internal" | "ambiguous" | "unsupported_media_type";
+                code: "bad_request" | "invalid_json" | "unknown_field" | "not_found" | "unauthorized" | "forbidden" | "too_large" | "method_not_allowed" | "timeout" | "unavailable" | "internal" | "ambiguous" | "unsupported_media_type" | "insufficient_storage";
                 message: string;
             };
         };
