@@ -222,6 +222,11 @@ func repairRows(ctx context.Context, tx *sql.Tx, bad []BadRow) error {
 			if _, err := tx.ExecContext(ctx, `UPDATE memories SET scope = ? WHERE id = ? AND scope = ?`, canon, b.ID, b.Scope); err != nil {
 				return err
 			}
+			// Both keys: a running process re-reads the row under its old
+			// key (gone: no longer a bad row) and its new one.
+			if _, err := logChange(ctx, tx, b.ID, b.Scope, OpDelete); err != nil {
+				return err
+			}
 			if _, err := logChange(ctx, tx, b.ID, canon, OpPut); err != nil {
 				return err
 			}
