@@ -58,6 +58,10 @@ var (
 	ErrDamaged   = sqlite.ErrDamaged
 	ErrOldSchema = sqlite.ErrOldSchema
 	ErrReadOnly  = sqlite.ErrReadOnly
+	// ErrFull: a write failed because the disk holding the store is full;
+	// nothing of it was stored, and it succeeds once there is room (the HTTP
+	// API answers 507).
+	ErrFull = sqlite.ErrFull
 	// ErrNoLLM and ErrNoReranker are the reasons a search gives in degraded
 	// when it was asked for HyDE or a rerank the DB has no provider for.
 	ErrNoLLM      = recall.ErrNoLLM

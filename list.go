@@ -13,7 +13,8 @@ import (
 )
 
 // Listing orders: a field, ascending, or with a leading "-" descending; ties
-// are broken by id, ascending.
+// are broken by id, ascending, then by scope (memory.ScopeJSON), so the
+// order is total even where one id names memories in several scopes.
 const (
 	OrderNewest  = "-created_at" // the default
 	OrderOldest  = "created_at"
@@ -55,13 +56,17 @@ type ListPage struct {
 }
 
 // listCursor is what a cursor encodes: the order it belongs to and the sort
-// key and id of the last memory of its page. The next page is every memory
-// after it in that order, so a listing neither repeats nor skips a memory
-// that stays put while it is paged (one whose key changes may move).
+// key, id and scope (memory.ScopeJSON) of the last memory of its page. The
+// next page is every memory after it in that order, which is total (no two
+// memories share an id and a scope), so a listing neither repeats nor skips
+// a memory that stays put while it is paged (one whose key changes may move).
+// A cursor without a scope (made before scopes were in it) continues after
+// every memory with its key and id.
 type listCursor struct {
-	Order string `json:"o"`
-	Key   int64  `json:"k"`
-	ID    string `json:"id"`
+	Order string  `json:"o"`
+	Key   int64   `json:"k"`
+	ID    string  `json:"id"`
+	Scope *string `json:"s,omitempty"`
 }
 
 // List returns one page of the memories the filter admits (in the view's
@@ -87,35 +92,63 @@ func (v view) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 	case opt.Limit == 0:
 		opt.Limit = DefaultListLimit
 	}
-	var after *listCursor
+	var c *listCursor
 	if opt.Cursor != "" {
-		c, err := decodeCursor(opt.Cursor)
+		dc, err := decodeCursor(opt.Cursor)
 		if err != nil {
 			return nil, err
 		}
-		if c.Order != opt.Order {
-			return nil, fmt.Errorf("%w: cursor: it continues a listing in order %q, not %q", ErrInvalid, c.Order, opt.Order)
+		if dc.Order != opt.Order {
+			return nil, fmt.Errorf("%w: cursor: it continues a listing in order %q, not %q", ErrInvalid, dc.Order, opt.Order)
 		}
-		after = &c
+		c = &dc
 	}
-	// before reports whether a comes before b in the order: by key, then by
-	// id (descending only for "-id" itself).
+	// compare orders memories by key, then by id, then by scope text (both
+	// descending only for "-id" itself); a scope's text is computed only on
+	// a tie of key and id.
 	idDesc := opt.Order == "-id"
-	before := func(ka int64, ida string, kb int64, idb string) bool {
-		if ka != kb {
-			return (ka < kb) != desc
+	compare := func(a, b listPos) int {
+		if a.key != b.key {
+			if (a.key < b.key) != desc {
+				return -1
+			}
+			return 1
 		}
-		return (ida < idb) != idDesc
+		c := strings.Compare(a.id, b.id)
+		if c == 0 {
+			c = strings.Compare(a.scopeText(), b.scopeText())
+		}
+		if idDesc {
+			return -c
+		}
+		return c
 	}
+	pos := func(m *memory.Memory) listPos { return listPos{key: key(m), id: m.ID, m: m} }
+	var from listPos // the cursor's memory
+	if c != nil {
+		from = listPos{key: c.Key, id: c.ID, scope: c.Scope}
+		if c.Scope == nil { // an old cursor: after every memory with its key and id
+			from.scope = new(string)
+		}
+	}
+	oldCursor := c != nil && c.Scope == nil
 	if err := v.e.sync(ctx); err != nil {
 		return nil, err
 	}
 	// One more than a page: whether it exists says if there is a next page.
 	page := topK[*memory.Memory]{k: opt.Limit + 1, better: func(a, b *memory.Memory) bool {
-		return before(key(a), a.ID, key(b), b.ID)
+		return compare(pos(a), pos(b)) < 0
 	}}
 	err = v.e.be.List(ctx, backend.ListQuery{Filter: opt.Filter}, func(m *memory.Memory) error {
-		if after == nil || before(after.Key, after.ID, key(m), m.ID) {
+		if c == nil {
+			page.add(m)
+			return nil
+		}
+		p := pos(m)
+		if oldCursor && p.key == from.key && p.id == from.id {
+			return nil
+		}
+		if compare(from, p) < 0 {
 			page.add(m)
 		}
 		return nil
@@ -127,7 +160,8 @@ func (v view) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 	for i, m := range page.items {
 		if i == opt.Limit {
 			last := page.items[i-1]
-			out.NextCursor = encodeCursor(listCursor{Order: opt.Order, Key: key(last), ID: last.ID})
+			scope := memory.ScopeJSON(last.Scope)
+			out.NextCursor = encodeCursor(listCursor{Order: opt.Order, Key: key(last), ID: last.ID, Scope: &scope})
 			break
 		}
 		c := *m
@@ -138,6 +172,22 @@ func (v view) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 		out.Memories = append(out.Memories, &c)
 	}
 	return out, nil
+}
+
+// listPos is a memory's place in a listing order: its sort key, id and
+// scope text (from m, or given by a cursor).
+type listPos struct {
+	key   int64
+	id    string
+	m     *memory.Memory
+	scope *string
+}
+
+func (p listPos) scopeText() string {
+	if p.m != nil {
+		return memory.ScopeJSON(p.m.Scope)
+	}
+	return *p.scope
 }
 
 // orderKey is an order's sort key and direction.
@@ -178,9 +228,11 @@ func decodeCursor(s string) (listCursor, error) {
 }
 
 // DeleteScope deletes every memory whose scope holds all of scope's
-// key=value pairs (and the view's), in one write that checks each memory's
-// scope, and returns how many it deleted: forgetting a user or a session in
-// one call. An empty scope is refused, so that nothing is deleted by mistake.
+// key=value pairs (and the view's), whatever their ids (one id may name
+// memories in several scopes inside it), in one write that names each memory
+// by its key, and returns how many it deleted: forgetting a user or a session
+// in one call. An empty scope is refused, so that nothing is deleted by
+// mistake.
 func (v view) DeleteScope(ctx context.Context, scope map[string]string) (int, error) {
 	if len(scope) == 0 {
 		return 0, fmt.Errorf("%w: delete by scope needs at least one key=value", ErrInvalid)
@@ -195,18 +247,47 @@ func (v view) DeleteScope(ctx context.Context, scope map[string]string) (int, er
 	if err := v.e.sync(ctx); err != nil {
 		return 0, err
 	}
-	var ids []string
+	var mems []*memory.Memory
 	err := v.e.be.List(ctx, backend.ListQuery{Filter: f}, func(m *memory.Memory) error {
-		ids = append(ids, m.ID)
+		mems = append(mems, &memory.Memory{ID: m.ID, Scope: m.Scope})
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete by scope: %w", err)
 	}
-	if len(ids) == 0 {
+	if len(mems) == 0 {
 		return 0, nil
 	}
 	// The merged scope goes to the backend, which deletes only what still
-	// carries it when its write runs.
-	return v.e.be.Delete(ctx, f.Scope, ids)
+	// lies inside it when its write runs.
+	if kd, ok := v.e.be.(backend.KeyDeleter); ok {
+		keys := make([]string, len(mems))
+		for i, m := range mems {
+			keys[i] = m.Key()
+		}
+		return kd.DeleteKeys(ctx, f.Scope, keys)
+	}
+	// Without it, one Delete a scope, each id named in its memory's own
+	// scope (inside f.Scope: the memory was listed there), so never
+	// ambiguous.
+	byScope := map[string][]string{}
+	scopes := map[string]map[string]string{}
+	var order []string
+	for _, m := range mems {
+		sj := memory.ScopeJSON(m.Scope)
+		if _, ok := scopes[sj]; !ok {
+			scopes[sj] = m.Scope
+			order = append(order, sj)
+		}
+		byScope[sj] = append(byScope[sj], m.ID)
+	}
+	total := 0
+	for _, sj := range order {
+		n, err := v.e.be.Delete(ctx, scopes[sj], byScope[sj])
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("delete by scope: %d deleted, then: %w", total, err)
+		}
+	}
+	return total, nil
 }

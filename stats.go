@@ -82,6 +82,11 @@ func (v view) Stats(ctx context.Context) (Stats, error) {
 			st.Path, st.FileBytes, st.ChangeSeq = desc.Path, desc.Bytes, desc.ChangeSeq
 		}
 		if d, ok := e.be.(backend.Diagnoser); ok {
+			// Catch up first: another process (doctor --repair) may have
+			// rewritten rows the index still lists as bad.
+			if err := e.sync(ctx); err != nil {
+				return Stats{}, err
+			}
 			bad, err := d.BadRows(ctx)
 			if err != nil {
 				return Stats{}, fmt.Errorf("stats: %w", err)

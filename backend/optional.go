@@ -51,6 +51,18 @@ type HybridResult struct {
 	Took  time.Duration
 }
 
+// KeyDeleter is a backend that deletes memories named exactly by their keys
+// (memory.Key: id and scope) in one write, as delete by scope needs: an id
+// held in several scopes below the caller's is ambiguous to Delete, never to
+// a key. Without it the engine deletes scope by scope with Delete, naming
+// each memory by its own scope (one write a scope).
+type KeyDeleter interface {
+	// DeleteKeys removes the memories with these keys that lie inside scope,
+	// in one write, and returns how many there were. A key that names no
+	// memory, or one outside scope, is skipped.
+	DeleteKeys(ctx context.Context, scope map[string]string, keys []string) (int, error)
+}
+
 // Syncer is a backend with local state that other processes' writes leave
 // behind, such as an in-memory index over a shared file. The engine calls Sync
 // before every search, listing and count, so reads see every committed write;

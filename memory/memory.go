@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultType is the type given to a memory that names none.
@@ -203,8 +204,28 @@ func CheckID(id string) error {
 	return nil
 }
 
-// ValidateScope checks every key and value of a scope map.
+// ValidateScope checks every key and value of a scope map: non-empty, no
+// ',' (nor '=' in a key), and no control characters, invalid UTF-8 or
+// surrounding whitespace, which one path would trim and another keep, so
+// that "a " and "a" would name one tenant on one path and two on the other.
+// It is the rule for every scope given (memories, filters, views, keys);
+// rows stored before it are read by CheckStoredScope.
 func ValidateScope(scope map[string]string) error {
+	for k, v := range scope {
+		if err := checkScopePart(k, v); err != nil {
+			return err
+		}
+		if err := checkScopeText(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckStoredScope is the rule scopes were held to before ValidateScope
+// refused surrounding whitespace and control characters: what a stored row
+// may carry and still be read (and so listed, moved and deleted).
+func CheckStoredScope(scope map[string]string) error {
 	for k, v := range scope {
 		if err := checkScopePart(k, v); err != nil {
 			return err
@@ -223,13 +244,38 @@ func checkScopePart(k, v string) error {
 	return nil
 }
 
+// checkScopeText refuses what a key or value must not hold beyond
+// checkScopePart's rule: invalid UTF-8, control characters, surrounding
+// whitespace (Unicode's, as strings.TrimSpace sees it).
+func checkScopeText(k, v string) error {
+	for _, p := range []struct{ what, s string }{{"key", k}, {"value", v}} {
+		why := ""
+		switch {
+		case !utf8.ValidString(p.s):
+			why = "is not valid UTF-8"
+		case strings.IndexFunc(p.s, unicode.IsControl) >= 0:
+			why = "holds a control character"
+		case strings.TrimSpace(p.s) != p.s:
+			why = "has surrounding whitespace (refused, not trimmed)"
+		default:
+			continue
+		}
+		if p.what == "key" {
+			return fmt.Errorf("%w: scope key %q %s", ErrInvalid, k, why)
+		}
+		return fmt.Errorf("%w: scope %s=%q: the value %s", ErrInvalid, k, v, why)
+	}
+	return nil
+}
+
 // ParseScope parses "key=value" pairs, given as separate arguments and/or joined
-// by commas ("team=t1,user=u7"), into a scope map.
+// by commas ("team=t1,user=u7"), into a scope map. Nothing is trimmed: a
+// key or value with surrounding whitespace is refused, as ValidateScope
+// refuses it in JSON (empty parts between commas are skipped).
 func ParseScope(parts ...string) (map[string]string, error) {
 	var scope map[string]string
 	for _, p := range parts {
 		for _, kv := range strings.Split(p, ",") {
-			kv = strings.TrimSpace(kv)
 			if kv == "" {
 				continue
 			}
@@ -237,8 +283,10 @@ func ParseScope(parts ...string) (map[string]string, error) {
 			if !ok {
 				return nil, fmt.Errorf("%w: scope %q: want key=value", ErrInvalid, kv)
 			}
-			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 			if err := checkScopePart(k, v); err != nil {
+				return nil, err
+			}
+			if err := checkScopeText(k, v); err != nil {
 				return nil, err
 			}
 			if scope == nil {

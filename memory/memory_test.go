@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,7 +19,8 @@ func TestParseScope(t *testing.T) {
 		{"none", nil, nil, false},
 		{"one", []string{"team=t1"}, map[string]string{"team": "t1"}, false},
 		{"joined and repeated", []string{"team=t1,user=u7", "project=p"}, map[string]string{"team": "t1", "user": "u7", "project": "p"}, false},
-		{"spaces trimmed", []string{" team = t1 "}, map[string]string{"team": "t1"}, false},
+		{"spaces refused, not trimmed", []string{" team = t1 "}, nil, true},
+		{"empty parts skipped", []string{"team=t1,,", ""}, map[string]string{"team": "t1"}, false},
 		{"same value twice", []string{"team=t1", "team=t1"}, map[string]string{"team": "t1"}, false},
 		{"conflict", []string{"team=t1", "team=t2"}, nil, true},
 		{"no equals", []string{"team"}, nil, true},
@@ -41,6 +43,54 @@ func TestParseScope(t *testing.T) {
 	}
 	if s := FormatScope(map[string]string{"user": "u7", "team": "t1"}); s != "team=t1,user=u7" {
 		t.Fatalf("FormatScope = %q", s)
+	}
+}
+
+// TestScopeWhitespace: one rule on every path: a scope key or value with
+// surrounding whitespace, a control character or invalid UTF-8 is refused,
+// by ParseScope (query strings, flags) and ValidateScope (JSON, imports, key
+// files, MCP, the Go API) alike, with one line naming the key and value; a
+// row stored before the rule still reads (CheckStoredScope).
+func TestScopeWhitespace(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		scope  map[string]string
+		parsed string // the same scope as ParseScope's input
+		says   string // what the error names; "" for valid
+	}{
+		{"plain", map[string]string{"team": "a"}, "team=a", ""},
+		{"inner space", map[string]string{"team": "a b"}, "team=a b", ""},
+		{"trailing space in a value", map[string]string{"team": "a "}, "team=a ", `team="a "`},
+		{"leading space in a value", map[string]string{"team": " a"}, "team= a", `team=" a"`},
+		{"tab in a value", map[string]string{"team": "a\t"}, "team=a\t", `team="a\t"`},
+		{"newline inside a value", map[string]string{"team": "a\nb"}, "team=a\nb", `team="a\nb"`},
+		{"NUL in a value", map[string]string{"team": "a\x00"}, "team=a\x00", `team="a\x00"`},
+		{"no-break space around a value", map[string]string{"team": "a\u00a0"}, "team=a\u00a0", `team="a\u00a0"`},
+		{"invalid UTF-8", map[string]string{"team": "a\xff"}, "team=a\xff", `team="a\xff"`},
+		{"space around a key", map[string]string{"team ": "a"}, "team =a", `"team "`},
+		{"control in a key", map[string]string{"te\x01am": "a"}, "te\x01am=a", `"te\x01am"`},
+		{"space after a comma", map[string]string{"team": "a", " user": "u"}, "team=a, user=u", `" user"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, err := range []error{ValidateScope(c.scope), func() error { _, err := ParseScope(c.parsed); return err }()} {
+				switch {
+				case c.says == "" && err != nil:
+					t.Fatalf("valid scope %q refused: %v", c.scope, err)
+				case c.says != "" && (err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "\n")):
+					t.Fatalf("scope %q: err %v, want one line naming %s", c.scope, err, c.says)
+				}
+			}
+		})
+	}
+	// Rows written before the rule still read, so they can be listed,
+	// moved and deleted; what was refused then still is.
+	for _, sc := range []map[string]string{{"team": "a "}, {"team": " a"}, {"team": "a\tb"}} {
+		if err := CheckStoredScope(sc); err != nil {
+			t.Errorf("stored scope %q no longer reads: %v", sc, err)
+		}
+	}
+	if err := CheckStoredScope(map[string]string{"a,b": "c"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("stored scope key with a comma: %v", err)
 	}
 }
 

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"Delete", testDelete},
 		{"IDNamespaces", testIDNamespaces},
 		{"IDNesting", testIDNesting},
+		{"DeleteKeys", testDeleteKeys},
 		{"Update", testUpdate},
 		{"PutMerging", testPutMerging},
 		{"List", testList},
@@ -61,6 +62,7 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"LegsWindows", testLegsWindows},
 		{"Engine", testEngine},
 		{"EngineTenants", testEngineTenants},
+		{"EngineDeleteScope", testEngineDeleteScope},
 		{"EngineScores", testEngineScores},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, s) })

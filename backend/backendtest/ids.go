@@ -3,9 +3,11 @@ package backendtest
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/memory"
 )
@@ -182,5 +184,93 @@ func testUpdate(t *testing.T, s suite) {
 	}
 	if res := legs(t, b, backend.LegQuery{K: 5, Text: "giraffes", Filter: memory.Filter{Scope: teamAU1}}); len(res.BM25) != 0 {
 		t.Fatalf("the moved memory is still found in its old scope: %v", res.BM25)
+	}
+}
+
+// testEngineDeleteScope: forgetting a scope deletes every memory inside it
+// whatever their ids, even an id several of its children hold (which is
+// ambiguous by id), and nothing outside; an ambiguous id is named by
+// narrowing the view to one child (Within).
+func testEngineDeleteScope(t *testing.T, s suite) {
+	db := s.engine(t)
+	s1 := map[string]string{"team": "a", "user": "u1", "session": "s1"}
+	s2 := map[string]string{"team": "a", "user": "u1", "session": "s2"}
+	_, err := db.Add(ctx,
+		&engram.Memory{ID: "x", Text: "u1's first session", Scope: s1},
+		&engram.Memory{ID: "x", Text: "u1's second session", Scope: s2},
+		&engram.Memory{ID: "y", Text: "u1's note", Scope: teamAU1},
+		&engram.Memory{ID: "x", Text: "u2's note", Scope: teamAU2},
+		&engram.Memory{ID: "x", Text: "team b's note", Scope: teamB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.WithScope(teamA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By id, x is ambiguous for team a; Within names one child's.
+	if _, err := a.Get(ctx, "x"); !errors.Is(err, memory.ErrAmbiguous) {
+		t.Fatalf("team a's Get(x): %v, want ErrAmbiguous", err)
+	}
+	u2, err := a.Within(map[string]string{"user": "u2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := u2.Get(ctx, "x"); err != nil || m.Text != "u2's note" {
+		t.Fatalf("team a's Get(x) within user u2: %+v, %v", m, err)
+	}
+	if _, err := a.Within(teamB); !errors.Is(err, engram.ErrScope) {
+		t.Fatalf("team a's Within(team b): %v, want ErrScope", err)
+	}
+	// Forgetting user u1 takes both of its x and its y, nothing else.
+	n, err := a.DeleteScope(ctx, map[string]string{"user": "u1"})
+	if err != nil || n != 3 {
+		t.Fatalf("team a's DeleteScope(user=u1) = %d, %v; want 3", n, err)
+	}
+	var left []string
+	page, err := db.List(ctx, engram.ListOptions{Order: "id", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range page.Memories {
+		left = append(left, m.Text)
+	}
+	if strings.Join(left, "|") != "u2's note|team b's note" {
+		t.Fatalf("left after forgetting u1: %q", left)
+	}
+	// The whole store forgets team a, whose id x team b holds too.
+	if n, err := db.DeleteScope(ctx, teamA); err != nil || n != 1 {
+		t.Fatalf("DeleteScope(team=a) = %d, %v; want 1", n, err)
+	}
+	if m, err := db.Get(ctx, "x"); err != nil || m.Text != "team b's note" {
+		t.Fatalf("team b's x after forgetting team a: %+v, %v", m, err)
+	}
+}
+
+// testDeleteKeys: a KeyDeleter deletes exactly the memories its keys name
+// inside the caller's scope, whatever their ids, and skips keys that name
+// none or lie outside.
+func testDeleteKeys(t *testing.T, s suite) {
+	b := s.backend(t)
+	kd, ok := b.(backend.KeyDeleter)
+	if !ok {
+		t.Skip("the backend has no KeyDeleter: the engine deletes by scope with Delete")
+	}
+	put(t, b, nil, mem("01K", "u1's", teamAU1), mem("01K", "u2's", teamAU2), mem("01K", "team b's", teamB), mem("01L", "team a's", teamA))
+	keys := []string{memory.Key("01K", teamAU1), memory.Key("01K", teamAU2), memory.Key("01K", teamB),
+		memory.Key("01Z", teamA), memory.Key("01K", map[string]string{"team": "a", "user": "u9"}), "01L\x00not json"}
+	n, err := kd.DeleteKeys(ctx, teamA, keys)
+	if err != nil || n != 2 {
+		t.Fatalf("team a's DeleteKeys = %d, %v; want its two 01K", n, err)
+	}
+	synced(t, b)
+	if got := list(t, b, backend.ListQuery{}); !reflect.DeepEqual(got, []string{"01K", "01L"}) {
+		t.Fatalf("left %v, want team b's 01K and team a's 01L", got)
+	}
+	if got := get(t, b, teamB, "01K"); got == nil {
+		t.Fatal("team a's DeleteKeys removed team b's 01K")
+	}
+	if n, err := kd.DeleteKeys(ctx, nil, []string{memory.Key("01K", teamB)}); err != nil || n != 1 {
+		t.Fatalf("the whole store's DeleteKeys = %d, %v; want 1", n, err)
 	}
 }

@@ -32,6 +32,9 @@ var (
 	ErrDamaged     = store.ErrDamaged
 	ErrOldSchema   = store.ErrOldSchema
 	ErrReadOnly    = store.ErrReadOnly
+	// ErrFull: a write failed because the file's disk is full (SQLITE_FULL
+	// or ENOSPC); nothing of it was stored.
+	ErrFull = store.ErrFull
 )
 
 // DefaultSnapshotMinMemories is the store size from which a full rebuild of
@@ -79,8 +82,9 @@ type Options struct {
 const DefaultANNMinVectors = index.DefaultGraphMin
 
 // Backend is an open SQLite store with its mirror. It implements
-// backend.Backend and the optional Syncer, Settings, Forker, Snapshotter and
-// Describer, and embed.Cache over the file's embedding cache.
+// backend.Backend and the optional powers asserted below (Syncer, Settings,
+// Forker, Snapshotter, Describer, KeyDeleter, ...), and embed.Cache over the
+// file's embedding cache.
 type Backend struct {
 	st *store.Store
 	mi *mirror.Mirror
@@ -102,6 +106,7 @@ var (
 	_ backend.Updater     = (*Backend)(nil)
 	_ backend.Diagnoser   = (*Backend)(nil)
 	_ backend.Neighbourer = (*Backend)(nil)
+	_ backend.KeyDeleter  = (*Backend)(nil)
 )
 
 // Open opens or creates the store at path. Its index is loaded on first need
@@ -218,6 +223,16 @@ func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems 
 // Delete removes memories from the file and the index.
 func (b *Backend) Delete(ctx context.Context, scope map[string]string, ids []string) (int, error) {
 	deleted, first, last, err := b.st.Delete(ctx, scope, ids)
+	if err != nil {
+		return 0, err
+	}
+	return len(deleted), b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Deleted: deleted})
+}
+
+// DeleteKeys removes the memories named exactly by keys inside scope, in one
+// write (backend.KeyDeleter).
+func (b *Backend) DeleteKeys(ctx context.Context, scope map[string]string, keys []string) (int, error) {
+	deleted, first, last, err := b.st.DeleteKeys(ctx, scope, keys)
 	if err != nil {
 		return 0, err
 	}

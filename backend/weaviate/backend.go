@@ -2,6 +2,7 @@ package weaviate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -16,7 +17,7 @@ import (
 
 // Backend is Engram's engine on a Weaviate class: backend.Backend and the
 // optional Hybrider (native fusion), Updater, Merger, Describer, Tallier,
-// Completer, Neighbourer, Pinger and StatsScoper. Weaviate has no transactions, so what the seam promises as one
+// Completer, Neighbourer, Pinger, StatsScoper and KeyDeleter. Weaviate has no transactions, so what the seam promises as one
 // write is here one batch whose objects are each written whole or not at all
 // (see Put), and the read-modify-writes (Update, RecordUse, SetEmbeddings,
 // PutMerging) are atomic among this process's calls only; docs/weaviate.md says what that
@@ -44,6 +45,7 @@ var (
 	_ backend.Completer   = (*Backend)(nil)
 	_ backend.Merger      = (*Backend)(nil)
 	_ backend.Neighbourer = (*Backend)(nil)
+	_ backend.KeyDeleter  = (*Backend)(nil)
 )
 
 // modelsTTL is how long Models trusts what it last counted when this process
@@ -288,6 +290,30 @@ func (b *Backend) Delete(ctx context.Context, scope map[string]string, ids []str
 	}
 	defer b.changed()
 	return b.deleteMems(ctx, found)
+}
+
+// DeleteKeys removes the memories named exactly by keys that lie inside
+// scope (backend.KeyDeleter): each key is an object's UUID in its tenant, so
+// no id is resolved and none is ambiguous. Weaviate has no transaction: the
+// objects go tenant by tenant, as Delete's do.
+func (b *Backend) DeleteKeys(ctx context.Context, scope map[string]string, keys []string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	mems := make(map[string]*memory.Memory, len(keys))
+	for _, k := range keys {
+		id, raw := memory.SplitKey(k)
+		var sc map[string]string
+		if json.Unmarshal([]byte(raw), &sc) != nil || memory.ScopeJSON(sc) != raw || !memory.Inside(sc, scope) {
+			continue
+		}
+		mems[k] = &memory.Memory{ID: id, Scope: sc}
+	}
+	if len(mems) == 0 {
+		return 0, nil
+	}
+	defer b.changed()
+	return b.deleteMems(ctx, mems)
 }
 
 // deleteMems deletes these memories (Store.DeleteMemories).

@@ -59,6 +59,16 @@ type client struct {
 	base string
 	key  string
 	hc   *http.Client
+	// scope narrows the requests on one memory (?scope=k=v,...), naming
+	// one of several memories with an id (--within); "" for none.
+	scope string
+}
+
+// within is the client narrowed to scope on its requests by id.
+func (c *client) within(scope map[string]string) *client {
+	n := *c
+	n.scope = memory.FormatScope(scope)
+	return &n
 }
 
 func newClient(base, key string) (*client, error) {
@@ -151,8 +161,14 @@ func readAPIError(resp *http.Response) error {
 	return &apiError{status: resp.StatusCode, message: "server answered " + resp.Status}
 }
 
-func memoryPath(id string, suffix string) string {
-	return "/v1/memories/" + url.PathEscape(id) + suffix
+// memoryPath is the path of a request on one memory, with the client's
+// --within scope.
+func (c *client) memoryPath(id string, suffix string) string {
+	p := "/v1/memories/" + url.PathEscape(id) + suffix
+	if c.scope != "" {
+		p += "?" + url.Values{"scope": {c.scope}}.Encode()
+	}
+	return p
 }
 
 // Add stores memories through POST /v1/memories (one request, all or none).
@@ -178,7 +194,7 @@ func (c *client) History(ctx context.Context, id string) ([]engram.Version, erro
 	var res struct {
 		Versions []engram.Version `json:"versions"`
 	}
-	if err := c.do(ctx, http.MethodGet, memoryPath(id, "/history"), nil, &res); err != nil {
+	if err := c.do(ctx, http.MethodGet, c.memoryPath(id, "/history"), nil, &res); err != nil {
 		return nil, err
 	}
 	return res.Versions, nil
@@ -187,7 +203,7 @@ func (c *client) History(ctx context.Context, id string) ([]engram.Version, erro
 // Get fetches one memory.
 func (c *client) Get(ctx context.Context, id string) (*engram.Memory, error) {
 	var m engram.Memory
-	if err := c.do(ctx, http.MethodGet, memoryPath(id, ""), nil, &m); err != nil {
+	if err := c.do(ctx, http.MethodGet, c.memoryPath(id, ""), nil, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -196,7 +212,7 @@ func (c *client) Get(ctx context.Context, id string) (*engram.Memory, error) {
 // Update patches one memory.
 func (c *client) Update(ctx context.Context, id string, p engram.Patch) (*engram.Memory, error) {
 	var m engram.Memory
-	if err := c.do(ctx, http.MethodPatch, memoryPath(id, ""), p, &m); err != nil {
+	if err := c.do(ctx, http.MethodPatch, c.memoryPath(id, ""), p, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -208,7 +224,7 @@ func (c *client) Delete(ctx context.Context, ids ...string) (int, error) {
 	n := 0
 	for _, id := range ids {
 		var res map[string]int
-		err := c.do(ctx, http.MethodDelete, memoryPath(id, ""), nil, &res)
+		err := c.do(ctx, http.MethodDelete, c.memoryPath(id, ""), nil, &res)
 		if errors.Is(err, engram.ErrNotFound) && len(ids) > 1 {
 			continue
 		}
@@ -231,7 +247,7 @@ func (c *client) Touch(ctx context.Context, ids ...string) error {
 		}
 	}
 	for _, id := range ids {
-		if err := c.do(ctx, http.MethodPost, memoryPath(id, "/touch"), nil, nil); err != nil {
+		if err := c.do(ctx, http.MethodPost, c.memoryPath(id, "/touch"), nil, nil); err != nil {
 			return err
 		}
 	}

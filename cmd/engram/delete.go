@@ -20,7 +20,7 @@ const idsRule = `Every ID that exists is acted on; each one that does not is nam
 and the command then exits 2.`
 
 func newDelete(e *env) *cobra.Command {
-	var scope []string
+	var scope, within []string
 	c := &cobra.Command{
 		Use:   "delete ID... | --scope key=value",
 		Short: "Delete memories by id, or every memory of a scope",
@@ -33,6 +33,9 @@ many were deleted. ` + idsRule,
 			if len(scope) > 0 {
 				if len(a) > 0 {
 					return usagef("delete: give ids or --scope, not both")
+				}
+				if len(within) > 0 {
+					return usagef("delete: --within names one memory of an id; --scope deletes a whole scope: give one")
 				}
 				return nil
 			}
@@ -52,7 +55,7 @@ many were deleted. ` + idsRule,
 					return e.outf(map[string]int{"deleted": n}, "deleted %d\n", n)
 				})
 			}
-			return e.withStore(cmd.Context(), func(db store) error {
+			return e.withStoreWithin(cmd.Context(), within, func(db store) error {
 				var missing []string
 				n := 0
 				for _, id := range a {
@@ -78,6 +81,7 @@ many were deleted. ` + idsRule,
 		},
 	}
 	c.Flags().StringArrayVar(&scope, "scope", nil, "delete every memory in scope key=value (repeatable, or k=v,k=v)")
+	addWithin(c, &within)
 	return c
 }
 

@@ -109,3 +109,47 @@ func TestDoctorSchemaVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorRepairSeenByServer: a running server's stats stop listing the
+// rows another process's doctor --repair fixed (the repair logs each row it
+// rewrites under the key the server knows it by), while the row doctor
+// cannot repair stays listed.
+func TestDoctorRepairSeenByServer(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "none")
+	t.Setenv("ENGRAM_API_KEYS", "")
+	db := filepath.Join(t.TempDir(), "live.db")
+	var lines string
+	for _, id := range []string{"good", "scope", "canon", "uses", "meta"} {
+		lines += `{"id":"` + id + `","text":"the ` + id + ` memory mentions kittens","scope":{"team":"t1","user":"u1"}}` + "\n"
+	}
+	mustCLI(t, db, lines, "import", "-")
+	damageFile(t, db,
+		`UPDATE memories SET scope = '{"team":' WHERE id = 'scope'`,
+		`UPDATE memories SET scope = '{"user":"u1","team":"t1"}' WHERE id = 'canon'`,
+		`UPDATE memories SET uses = 9.3e18 WHERE id = 'uses'`,
+		`UPDATE memories SET metadata = 'not json at all' WHERE id = 'meta'`,
+	)
+	srv := startServe(t, db)
+	badRows := func() string {
+		t.Helper()
+		var st struct {
+			BadRows []struct{ ID string } `json:"bad_rows"`
+		}
+		if err := json.Unmarshal([]byte(mustClient(t, srv.url, "", "", "stats", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(st.BadRows)
+	}
+	if got := badRows(); got != "[{canon} {meta} {scope} {uses}]" {
+		t.Fatalf("the server's bad rows before the repair: %s", got)
+	}
+	if out, errs, code := cli(t, db, "", "doctor", "--repair"); code != 2 || strings.Count(out, "fixed:") != 3 {
+		t.Fatalf("doctor --repair: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := badRows(); got != "[{scope}]" {
+		t.Fatalf("the server's bad rows after another process's repair: %s, want the unrepairable one only", got)
+	}
+	if out := mustClient(t, srv.url, "", "", "search", "kittens", "--json", "--no-record"); strings.Count(out, `"id":`) != 4 {
+		t.Fatalf("the server's search after the repair: %s", out)
+	}
+}

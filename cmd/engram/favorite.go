@@ -12,12 +12,13 @@ func init() { register(newFavorite) }
 
 func newFavorite(e *env) *cobra.Command {
 	var off bool
+	var within []string
 	c := &cobra.Command{
 		Use:   "favorite ID",
 		Short: "Mark a memory as a favorite (×1.15 in ranking); --off to unmark",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withStore(cmd.Context(), func(db store) error {
+			return e.withStoreWithin(cmd.Context(), within, func(db store) error {
 				on := !off
 				m, err := db.Update(cmd.Context(), a[0], engram.Patch{Favorite: &on})
 				if err != nil {
@@ -31,5 +32,6 @@ func newFavorite(e *env) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&off, "off", false, "remove the mark")
+	addWithin(c, &within)
 	return c
 }

@@ -14,6 +14,7 @@ import (
 func init() { register(newHistory) }
 
 func newHistory(e *env) *cobra.Command {
+	var within []string
 	c := &cobra.Command{
 		Use:   "history ID",
 		Short: "List every version of a memory: what it superseded and what supersedes it",
@@ -27,7 +28,7 @@ search returns the current version, search --as-of TIME the one current then.
   engram history 01JB2X7Q... --json`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withStore(cmd.Context(), func(db store) error {
+			return e.withStoreWithin(cmd.Context(), within, func(db store) error {
 				vs, err := db.History(cmd.Context(), a[0])
 				if err != nil {
 					return err
@@ -36,6 +37,7 @@ search returns the current version, search --as-of TIME the one current then.
 			})
 		},
 	}
+	addWithin(c, &within)
 	return c
 }
 

@@ -14,13 +14,14 @@ import (
 func init() { register(newTouch) }
 
 func newTouch(e *env) *cobra.Command {
-	return &cobra.Command{
+	var within []string
+	c := &cobra.Command{
 		Use:   "touch ID...",
 		Short: "Record a use of memories (raises their demand boost)",
 		Long:  "Record a use of each memory, as a relevant delivery would: it raises the memory's\ndemand boost and its place in a briefing. " + idsRule,
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return e.withStore(cmd.Context(), func(db store) error {
+			return e.withStoreWithin(cmd.Context(), within, func(db store) error {
 				var touched, missing []string
 				for _, id := range a {
 					err := db.Touch(cmd.Context(), id)
@@ -51,4 +52,6 @@ func newTouch(e *env) *cobra.Command {
 			})
 		},
 	}
+	addWithin(c, &within)
+	return c
 }

@@ -18,6 +18,7 @@ func newUpdate(e *env) *cobra.Command {
 	var f memoryFlags
 	var text string
 	var fav string
+	var within []string
 	c := &cobra.Command{
 		Use:   "update ID",
 		Short: "Change a memory's fields (only the flags given)",
@@ -89,7 +90,7 @@ favorite, --favorite=false unmarks it (as engram favorite ID [--off] does).`,
 			if p.Empty() {
 				return usagef("update %s: no field to change: give at least one of --text, --name, --type, --tag, --favorite, … (engram help update)", a[0])
 			}
-			return e.withStore(cmd.Context(), func(db store) error {
+			return e.withStoreWithin(cmd.Context(), within, func(db store) error {
 				m, err := db.Update(cmd.Context(), a[0], p)
 				if err != nil {
 					return err
@@ -102,6 +103,7 @@ favorite, --favorite=false unmarks it (as engram favorite ID [--off] does).`,
 	c.Flags().StringVar(&text, "text", "", "new text")
 	c.Flags().StringVar(&fav, "favorite", "", "mark as a favorite (--favorite=false: unmark)")
 	c.Flags().Lookup("favorite").NoOptDefVal = "true"
+	addWithin(c, &within)
 	return c
 }
 

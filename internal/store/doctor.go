@@ -117,7 +117,14 @@ func Doctor(ctx context.Context, path string, repair bool) (*Report, error) {
 		r.add("SQLite's quick_check reports damage: "+check, "export what is readable (engram export) into a new store (engram --db NEW import)", false)
 	}
 	var bad []BadRow
-	if err := s.Scan(ctx, func(*memory.Memory) error { r.Rows++; return nil }, func(b BadRow) {
+	var oldScopes []*memory.Memory // read, but of a scope new writes refuse
+	if err := s.Scan(ctx, func(m *memory.Memory) error {
+		r.Rows++
+		if memory.ValidateScope(m.Scope) != nil {
+			oldScopes = append(oldScopes, m)
+		}
+		return nil
+	}, func(b BadRow) {
 		bad = append(bad, b)
 		if b.Skipped {
 			r.Rows++
@@ -141,6 +148,12 @@ func Doctor(ctx context.Context, path string, repair bool) (*Report, error) {
 		default:
 			r.add(where+b.Problem, "repair stores the readable value (metadata keeps what was unreadable)", repair)
 		}
+	}
+	for _, m := range oldScopes {
+		err := memory.ValidateScope(m.Scope)
+		r.add(fmt.Sprintf("memory %q (scope %s): %v; it was stored before such scopes were refused, and reads and deletes as it is",
+			m.ID, memory.ScopeJSON(m.Scope), err),
+			fmt.Sprintf("move it to a scope without it: engram update %s --scope KEY=VALUE,... (or delete it: engram delete %s)", m.ID, m.ID), false)
 	}
 	matches, _ := filepath.Glob(path + ".idx.tmp*")
 	for _, m := range matches {
@@ -207,6 +220,11 @@ func repairRows(ctx context.Context, tx *sql.Tx, bad []BadRow) error {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE memories SET scope = ? WHERE id = ? AND scope = ?`, canon, b.ID, b.Scope); err != nil {
+				return err
+			}
+			// Both keys: a running process re-reads the row under its old
+			// key (gone: no longer a bad row) and its new one.
+			if _, err := logChange(ctx, tx, b.ID, b.Scope, OpDelete); err != nil {
 				return err
 			}
 			if _, err := logChange(ctx, tx, b.ID, canon, OpPut); err != nil {

@@ -393,6 +393,45 @@ func (s *Store) Delete(ctx context.Context, scope map[string]string, ids []strin
 	return deleted, first, last, nil
 }
 
+// DeleteKeys removes, in one transaction, the memories named exactly by
+// keys (memory.Key: id and scope) that lie inside scope (nil for the whole
+// store), and returns their keys with the change-log sequence numbers the
+// write took, as Delete does. A key that names no row, or one outside scope,
+// is skipped: an id held in several scopes is never ambiguous here.
+func (s *Store) DeleteKeys(ctx context.Context, scope map[string]string, keys []string) (deleted []string, first, last int64, err error) {
+	type row struct{ id, scope string }
+	rows := make([]row, 0, len(keys))
+	for _, k := range keys {
+		id, raw := memory.SplitKey(k)
+		sc, err := parseScope(raw)
+		if err != nil || memory.ScopeJSON(sc) != raw || !memory.Inside(sc, scope) {
+			continue
+		}
+		rows = append(rows, row{id, raw})
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		deleted = deleted[:0]
+		for _, r := range rows {
+			res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE id = ? AND scope = ?`, r.id, r.scope)
+			if err != nil {
+				return err
+			}
+			if k, _ := res.RowsAffected(); k > 0 {
+				if last, err = logChange(ctx, tx, r.id, r.scope, OpDelete); err != nil {
+					return err
+				}
+				deleted = append(deleted, r.id+"\x00"+r.scope)
+			}
+		}
+		first = last - int64(len(deleted)) + 1
+		return nil
+	})
+	if err != nil || len(deleted) == 0 {
+		return nil, 0, 0, err
+	}
+	return deleted, first, last, nil
+}
+
 // Scan calls fn for every readable memory in key order (id, then scope) and
 // report, when non-nil, for every bad row: skipped ones are not passed to fn,
 // damaged ones are, read without the damaged part. It stops at fn's first
@@ -696,14 +735,14 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin write: %w", err)
+		return markFull(fmt.Errorf("begin write: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return markFull(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return markFull(fmt.Errorf("commit: %w", err))
 	}
 	return nil
 }

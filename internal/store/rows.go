@@ -102,7 +102,7 @@ func finish(m *memory.Memory, scope, tags, metadata string, fav int, created, up
 	if c := memory.ScopeJSON(sc); c != scope {
 		return skip("scope is not in canonical form (want %s)", c)
 	}
-	if err := memory.ValidateScope(sc); err != nil {
+	if err := memory.CheckStoredScope(sc); err != nil {
 		return skip("%v", err)
 	}
 	if len(sc) > 0 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"syscall"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/backend"
@@ -32,6 +33,9 @@ const (
 	// CodeUnsupportedMediaType: a body sent as text/plain or a form, which a
 	// browser may send cross-site without asking; JSON is application/json.
 	CodeUnsupportedMediaType = "unsupported_media_type"
+	// CodeInsufficientStorage: a write the store's disk cannot hold (507);
+	// nothing of it was stored, and it succeeds once there is room.
+	CodeInsufficientStorage = "insufficient_storage"
 )
 
 // Error is an API error as it travels: {"error": {"code", "message"}}.
@@ -72,6 +76,11 @@ func toError(err error) (e *Error, ok bool) {
 		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "%s", err.Error()), true
 	case errors.Is(err, engram.ErrInvalid), errors.Is(err, engram.ErrInvalidQuery):
 		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", err.Error()), true
+	case errors.Is(err, engram.ErrFull), errors.Is(err, syscall.ENOSPC):
+		// Logged with its detail (the file's path); the client learns why
+		// and that the same write is safe to retry once there is room.
+		return errorf(http.StatusInsufficientStorage, CodeInsufficientStorage,
+			"the store's disk is full: nothing of this write was stored; retry once the server has room"), false
 	case errors.Is(err, backend.ErrUnavailable):
 		// Logged with its detail (which names the backend's address); the
 		// client learns what happened and that a retry is safe.

@@ -131,6 +131,8 @@ func TestListMemories(t *testing.T) {
 		{"bad limit", keyA, "limit=0", 400, "limit"},
 		{"limit above the maximum", keyA, "limit=5000", 400, "maximum"},
 		{"bad cursor", keyA, "cursor=zzz", 400, "cursor"},
+		{"cursor not URL-encoded", keyA, "cursor=%%%", 400, "%%%"},
+		{"bad escape in the query", keyA, "order=id&scope=user%zz", 400, "query string"},
 		{"bad since", keyA, "since=yesterday", 400, "since"},
 		{"another tenant's scope", keyA, "scope=team=b", 403, "outside"},
 		{"no key", "", "", 401, ""},
@@ -149,6 +151,49 @@ func TestListMemories(t *testing.T) {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
+}
+
+// TestListSameIDInScopes: GET /v1/memories pages through one id in several
+// scopes (of the tenant) in every order, each memory once, and the cursor
+// never returns the same page.
+func TestListSameIDInScopes(t *testing.T) {
+	db := openDB(t, false)
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	_, err := db.Add(t.Context(),
+		&engram.Memory{ID: "same", Text: "one", Scope: map[string]string{"team": "a"}, CreatedAt: at},
+		&engram.Memory{ID: "same", Text: "two", Scope: map[string]string{"team": "a", "user": "u1"}, CreatedAt: at},
+		&engram.Memory{ID: "same", Text: "three", Scope: map[string]string{"team": "a", "user": "u2"}, CreatedAt: at},
+		&engram.Memory{ID: "same", Text: "team b's", Scope: map[string]string{"team": "b"}, CreatedAt: at},
+		&engram.Memory{ID: "other", Text: "four", Scope: map[string]string{"team": "a"}, CreatedAt: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts := startServer(t, db, Config{Keys: testKeys})
+	for _, order := range engram.ListOrders {
+		var texts []string
+		q := url.Values{"limit": {"1"}, "order": {order}}
+		for pages := 0; ; pages++ {
+			if pages > 5 {
+				t.Fatalf("order %s: more than 5 pages for 4 memories: %q", order, texts)
+			}
+			var p struct {
+				Memories []struct{ Text string }
+				Next     string `json:"next_cursor"`
+			}
+			mustJSON(t, call(t, ts.Client(), ts.URL, "GET", "/v1/memories?"+q.Encode(), keyA, nil), http.StatusOK, &p)
+			for _, m := range p.Memories {
+				texts = append(texts, m.Text)
+			}
+			if p.Next == "" {
+				break
+			}
+			q.Set("cursor", p.Next)
+		}
+		slices.Sort(texts)
+		if want := []string{"four", "one", "three", "two"}; !slices.Equal(texts, want) {
+			t.Errorf("order %s: listed %q, want each of %q once", order, texts, want)
+		}
+	}
 }
 
 // TestDeleteByScope: DELETE /v1/memories?scope=... forgets every memory of

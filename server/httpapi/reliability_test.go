@@ -247,6 +247,76 @@ func TestAmbiguousIDNamedByScope(t *testing.T) {
 	}
 }
 
+// TestDeleteByScopeSharedID: a child key that stores one id in two of its
+// sessions cannot block its parent's "forget this user": DELETE
+// /v1/memories?scope=user=u1 deletes every memory inside, whatever their
+// ids, and nothing of the sibling or the other tenant.
+func TestDeleteByScopeSharedID(t *testing.T) {
+	keys := []Key{
+		{Key: keyA, Scope: map[string]string{"team": "a"}},
+		{Key: keyA + "-u1", Scope: map[string]string{"team": "a", "user": "u1"}},
+		{Key: keyA + "-u2", Scope: map[string]string{"team": "a", "user": "u2"}},
+		{Key: keyB, Scope: map[string]string{"team": "b"}},
+	}
+	db := openDB(t, false)
+	_, ts := startServer(t, db, Config{Keys: keys})
+	c := ts.Client()
+	for _, w := range []struct{ key, session string }{{keyA + "-u1", "s1"}, {keyA + "-u1", "s2"}, {keyA + "-u2", "s1"}, {keyB, "s1"}} {
+		mustJSON(t, call(t, c, ts.URL, "POST", "/v1/memories", w.key,
+			map[string]any{"id": "note", "text": "a note", "scope": map[string]string{"session": w.session}}), http.StatusCreated, nil)
+	}
+	var n struct{ Deleted int }
+	mustJSON(t, call(t, c, ts.URL, "DELETE", "/v1/memories?scope=user%3Du1", keyA, nil), http.StatusOK, &n)
+	if n.Deleted != 2 || db.Count() != 2 {
+		t.Fatalf("forgetting user u1 deleted %d, %d left; want 2 and 2", n.Deleted, db.Count())
+	}
+	for _, key := range []string{keyA + "-u2", keyB} {
+		mustJSON(t, call(t, c, ts.URL, "GET", "/v1/memories/note", key, nil), http.StatusOK, nil)
+	}
+}
+
+// TestScopeWhitespace: a scope value with surrounding whitespace is refused
+// on every path of the API with one line naming it, never trimmed into a
+// sibling's: a parent's ?scope=team=a%20 once deleted team a's memories.
+// A key file with such a scope is refused at start.
+func TestScopeWhitespace(t *testing.T) {
+	db := openDB(t, false)
+	keyP := "key-parent-0123456789"
+	_, ts := startServer(t, db, Config{Keys: []Key{{Key: keyP, Scope: map[string]string{"org": "o"}}}})
+	c := ts.Client()
+	for i := range 3 {
+		mustJSON(t, call(t, c, ts.URL, "POST", "/v1/memories", keyP,
+			map[string]any{"id": fmt.Sprintf("m%d", i), "text": "team a's note", "scope": map[string]string{"team": "a"}}), http.StatusCreated, nil)
+	}
+	const named = `team=\"a \"`
+	for _, r := range []struct {
+		name, method, path string
+		body               any
+	}{
+		{"delete by scope", "DELETE", "/v1/memories?scope=team=a%20", nil},
+		{"list", "GET", "/v1/memories?scope=team%3Da%20", nil},
+		{"by id", "GET", "/v1/memories/m0?scope=team=a%20", nil},
+		{"add", "POST", "/v1/memories", map[string]any{"text": "x", "scope": map[string]string{"team": "a "}}},
+		{"search", "POST", "/v1/search", map[string]any{"query": "note", "scope": map[string]string{"team": "a "}}},
+		{"brief", "POST", "/v1/brief", map[string]any{"scope": map[string]string{"team": "a "}}},
+		{"import", "POST", "/v1/import", `{"text":"x","scope":{"team":"a "}}` + "\n"},
+		{"update", "PATCH", "/v1/memories/m0", map[string]any{"scope": map[string]string{"team": "a "}}},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			got := call(t, c, ts.URL, r.method, r.path, keyP, r.body)
+			if got.status != http.StatusBadRequest || !strings.Contains(string(got.body), named) {
+				t.Fatalf("%d %s, want 400 naming %s", got.status, got.body, named)
+			}
+		})
+	}
+	if n := db.Count(); n != 3 {
+		t.Fatalf("%d memories left, want team a's 3", n)
+	}
+	if _, err := New(db, Config{Keys: []Key{{Key: keyP, Scope: map[string]string{"team": "a "}}}}); err == nil || !strings.Contains(err.Error(), `team="a "`) {
+		t.Fatalf("a key whose scope has a trailing space: %v", err)
+	}
+}
+
 // TestPoisonCounter is issue 14's first finding, request by request: a
 // client-supplied use count at the int64 maximum is refused (POST and
 // import), one at the largest valid count is accepted and its next delivery

@@ -165,6 +165,11 @@ func (s *Server) serve(w *recorder, r *http.Request) error {
 			return err
 		}
 	}
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		// r.URL.Query drops a pair it cannot decode: a cursor or a scope
+		// lost that way would silently widen the request.
+		return errorf(http.StatusBadRequest, CodeBadRequest, "query string: %v", err)
+	}
 	limit := s.cfg.MaxBodyBytes
 	if rt.body == bodyJSONL {
 		limit = s.cfg.MaxImportBytes
@@ -183,7 +188,7 @@ func (s *Server) serve(w *recorder, r *http.Request) error {
 		// trickling bytes cannot hold the request open past every timeout.
 		// Not every writer supports deadlines; the server's timeouts then apply.
 		if rt.body != bodyNone && rc.SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout)) == nil {
-			r.Body = &paced{ReadCloser: r.Body, rc: rc, start: time.Now(), grace: s.cfg.RequestTimeout}
+			r.Body = newPaced(r.Body, rc, s.cfg.RequestTimeout)
 		} else {
 			_ = rc.SetReadDeadline(time.Time{})
 		}
@@ -197,25 +202,35 @@ func (s *Server) serve(w *recorder, r *http.Request) error {
 }
 
 // MinStreamRate is the slowest a streamed request body (an import) may
-// arrive, on average, once the request timeout's grace has passed.
+// arrive, on average over the request timeout.
 const MinStreamRate = 64 << 10 // bytes per second
 
-// paced is a request body whose read deadline is start + grace + what has
-// arrived / MinStreamRate: a body that keeps up is never cut, one that
-// trickles (a byte every few seconds) is, within the grace of falling behind.
+// paced is a request body with a read deadline that each byte moves
+// 1/MinStreamRate later, never more than grace ahead of now: a body that
+// keeps up is never cut, one that trickles (a byte every few seconds) is
+// within the grace of falling behind, and a burst buys no more than the
+// grace (bytes already sent do not pay for a later trickle).
 type paced struct {
 	io.ReadCloser
-	rc    *http.ResponseController
-	start time.Time
+	rc    interface{ SetReadDeadline(time.Time) error }
 	grace time.Duration
-	read  int64
+	due   time.Time        // the read deadline; start + grace at first
+	now   func() time.Time // time.Now; a test's clock
+}
+
+func newPaced(body io.ReadCloser, rc *http.ResponseController, grace time.Duration) *paced {
+	return &paced{ReadCloser: body, rc: rc, grace: grace, due: time.Now().Add(grace), now: time.Now}
 }
 
 func (p *paced) Read(b []byte) (int, error) {
-	due := p.start.Add(p.grace + time.Duration(p.read)*time.Second/MinStreamRate)
-	_ = p.rc.SetReadDeadline(due)
+	_ = p.rc.SetReadDeadline(p.due)
 	n, err := p.ReadCloser.Read(b)
-	p.read += int64(n)
+	if n > 0 {
+		p.due = p.due.Add(time.Duration(n) * time.Second / MinStreamRate)
+		if most := p.now().Add(p.grace); p.due.After(most) {
+			p.due = most
+		}
+	}
 	if err == io.EOF {
 		_ = p.rc.SetReadDeadline(time.Time{}) // all in: the rest is the server's work
 	}

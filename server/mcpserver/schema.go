@@ -51,6 +51,7 @@ type AddInput struct {
 // UpdateInput are memory_update's arguments: the id and the fields to change.
 type UpdateInput struct {
 	ID          string             `json:"id" jsonschema:"the memory's id, as shown in search, brief or add results"`
+	Within      map[string]string  `json:"within,omitempty" jsonschema:"when the id names memories in several scopes (an ambiguous id): key/value pairs of the scope of the one meant, such as {\"user\": \"u7\"}"`
 	Text        *string            `json:"text,omitempty" jsonschema:"new text (replaces the old)"`
 	Name        *string            `json:"name,omitempty" jsonschema:"new title; empty string clears it"`
 	Description *string            `json:"description,omitempty" jsonschema:"new one-line summary; empty string clears it"`
@@ -86,15 +87,18 @@ type MessageInput struct {
 	OccurredAt string `json:"occurred_at,omitempty" jsonschema:"when it was said (RFC 3339 or YYYY-MM-DD; default now)"`
 }
 
-// IDInput is the argument of memory_get and memory_delete.
+// IDInput are the arguments of memory_get, memory_delete and
+// memory_history.
 type IDInput struct {
-	ID string `json:"id" jsonschema:"the memory's id, as shown in search, brief or add results"`
+	ID     string            `json:"id" jsonschema:"the memory's id, as shown in search, brief or add results"`
+	Within map[string]string `json:"within,omitempty" jsonschema:"when the id names memories in several scopes (an ambiguous id): key/value pairs of the scope of the one meant, such as {\"user\": \"u7\"}"`
 }
 
 // FavoriteInput are memory_favorite's arguments.
 type FavoriteInput struct {
-	ID       string `json:"id" jsonschema:"the memory's id, as shown in search, brief or add results"`
-	Favorite *bool  `json:"favorite,omitempty" jsonschema:"true (default) marks it as a favorite, false removes the mark"`
+	ID       string            `json:"id" jsonschema:"the memory's id, as shown in search, brief or add results"`
+	Favorite *bool             `json:"favorite,omitempty" jsonschema:"true (default) marks it as a favorite, false removes the mark"`
+	Within   map[string]string `json:"within,omitempty" jsonschema:"when the id names memories in several scopes (an ambiguous id): key/value pairs of the scope of the one meant, such as {\"user\": \"u7\"}"`
 }
 
 // BriefInput are memory_brief's arguments.

@@ -210,6 +210,10 @@ func TestToolErrors(t *testing.T) {
 		{"search unknown field", "memory_search", map[string]any{"query": "x", "colour": "red"}, "colour"},
 		{"add empty text", "memory_add", map[string]any{"text": "  "}, "text"},
 		{"add bad scope key", "memory_add", map[string]any{"text": "t", "scope": map[string]any{"": "x"}}, "scope"},
+		{"add scope value with a trailing space", "memory_add", map[string]any{"text": "t", "scope": map[string]any{"team": "a "}}, `team="a "`},
+		{"list scope value with a leading space", "memory_list", map[string]any{"scope": map[string]any{"team": " a"}}, `team=" a"`},
+		{"search scope key with a space", "memory_search", map[string]any{"query": "x", "scope": map[string]any{"team ": "a"}}, `"team "`},
+		{"get within a control character", "memory_get", map[string]any{"id": "x", "within": map[string]any{"team": "a\n"}}, `team="a\n"`},
 		{"get unknown id", "memory_get", map[string]any{"id": "01NOPE"}, "not found"},
 		{"get empty id", "memory_get", map[string]any{"id": ""}, "id"},
 		{"update unknown id", "memory_update", map[string]any{"id": "01NOPE", "text": "x"}, "not found"},
@@ -274,5 +278,66 @@ func TestScopedBackend(t *testing.T) {
 	}
 	if _, err := db.Get(ctx, other.IDs[0]); err != nil {
 		t.Errorf("other scope's memory gone: %v", err)
+	}
+}
+
+// TestWithin: an id several memories below the caller's scope hold is
+// ambiguous by id alone; every tool that takes an id takes "within" too,
+// which names one of them, and never reaches outside the caller's scope.
+func TestWithin(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	u1 := map[string]string{"team": "t1", "user": "u1"}
+	u2 := map[string]string{"team": "t1", "user": "u2"}
+	_, err := db.Add(ctx, &engram.Memory{ID: "x", Text: "u1's note about owls", Scope: u1},
+		&engram.Memory{ID: "x", Text: "u2's note about owls", Scope: u2},
+		&engram.Memory{ID: "x", Text: "team two's note", Scope: map[string]string{"team": "t2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := db.WithScope(map[string]string{"team": "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectInMemory(t, view)
+	if res := call(t, cs, "memory_get", map[string]any{"id": "x"}); !res.IsError || !strings.Contains(text(res), "within") {
+		t.Fatalf("get of an ambiguous id: %v %q, want an error saying to give within", res.IsError, text(res))
+	}
+	within := map[string]any{"user": "u2"}
+	var m MemoryOut
+	ok(t, cs, "memory_get", map[string]any{"id": "x", "within": within}, &m)
+	if m.Text != "u2's note about owls" {
+		t.Fatalf("get within user u2: %+v", m)
+	}
+	ok(t, cs, "memory_update", map[string]any{"id": "x", "within": within, "text": "u2's note about hawks"}, &m)
+	ok(t, cs, "memory_favorite", map[string]any{"id": "x", "within": within}, &m)
+	if m.Text != "u2's note about hawks" || !m.Favorite {
+		t.Fatalf("update and favorite within user u2: %+v", m)
+	}
+	var h HistoryOutput
+	ok(t, cs, "memory_history", map[string]any{"id": "x", "within": within}, &h)
+	if len(h.Versions) != 1 {
+		t.Fatalf("history within user u2: %+v", h)
+	}
+	if res := call(t, cs, "memory_delete", map[string]any{"id": "x", "within": map[string]any{"team": "t2"}}); !res.IsError {
+		t.Fatalf("delete within another tenant's scope succeeded: %q", text(res))
+	}
+	var d DeleteOutput
+	ok(t, cs, "memory_delete", map[string]any{"id": "x", "within": map[string]any{"user": "u1"}}, &d)
+	if d.Deleted != 1 {
+		t.Fatalf("delete within user u1: %+v", d)
+	}
+	for scope, want := range map[string]string{"t1,u2": "u2's note about hawks", "t2": "team two's note"} {
+		sc := map[string]string{"team": "t2"}
+		if scope == "t1,u2" {
+			sc = u2
+		}
+		v, _ := db.WithScope(sc)
+		if got, err := v.Get(ctx, "x"); err != nil || got.Text != want {
+			t.Errorf("%s's x: %+v, %v; want %q", scope, got, err, want)
+		}
+	}
+	if v, _ := db.WithScope(u1); func() bool { _, err := v.Get(ctx, "x"); return err == nil }() {
+		t.Error("u1's x survived its delete")
 	}
 }

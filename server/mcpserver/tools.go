@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/when"
+	"github.com/engram-memory/engram/memory"
 )
 
 // MemoryOut is a memory as the tools return it: every field but the vector.
@@ -159,26 +161,38 @@ func (t tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInpu
 	if p == (engram.Patch{}) {
 		return nil, nil, fmt.Errorf("%w: nothing to change: give at least one field besides id", engram.ErrInvalid)
 	}
-	m, err := t.b.Update(ctx, in.ID, p)
+	b, err := t.within(in.Within)
 	if err != nil {
 		return nil, nil, err
+	}
+	m, err := b.Update(ctx, in.ID, p)
+	if err != nil {
+		return nil, nil, byID(err)
 	}
 	out := memoryOut(m)
 	return textResult("Updated memory " + m.ID + ":\n" + memoryText(out)), out, nil
 }
 
 func (t tools) delete(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, *DeleteOutput, error) {
-	n, err := t.b.Delete(ctx, in.ID)
+	b, err := t.within(in.Within)
 	if err != nil {
 		return nil, nil, err
+	}
+	n, err := b.Delete(ctx, in.ID)
+	if err != nil {
+		return nil, nil, byID(err)
 	}
 	return textResult("Deleted memory " + in.ID + "."), &DeleteOutput{ID: in.ID, Deleted: n}, nil
 }
 
 func (t tools) get(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, *MemoryOut, error) {
-	m, err := t.b.Get(ctx, in.ID)
+	b, err := t.within(in.Within)
 	if err != nil {
 		return nil, nil, err
+	}
+	m, err := b.Get(ctx, in.ID)
+	if err != nil {
+		return nil, nil, byID(err)
 	}
 	out := memoryOut(m)
 	return textResult(memoryText(out)), out, nil
@@ -186,9 +200,13 @@ func (t tools) get(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mc
 
 func (t tools) favorite(ctx context.Context, _ *mcp.CallToolRequest, in FavoriteInput) (*mcp.CallToolResult, *MemoryOut, error) {
 	on := in.Favorite == nil || *in.Favorite
-	m, err := t.b.Update(ctx, in.ID, engram.Patch{Favorite: &on})
+	b, err := t.within(in.Within)
 	if err != nil {
 		return nil, nil, err
+	}
+	m, err := b.Update(ctx, in.ID, engram.Patch{Favorite: &on})
+	if err != nil {
+		return nil, nil, byID(err)
 	}
 	text := "Marked memory " + m.ID + " as a favorite."
 	if !on {
@@ -205,6 +223,34 @@ func (t tools) brief(ctx context.Context, _ *mcp.CallToolRequest, in BriefInput)
 		return nil, nil, err
 	}
 	return textResult(briefText(b)), b, nil
+}
+
+// within is the backend for a call on one memory: narrowed to the scope
+// given (inside the caller's: a key naming another value is refused), which
+// names one of several memories with the id below the caller's scope.
+func (t tools) within(scope map[string]string) (Backend, error) {
+	if len(scope) == 0 {
+		return t.b, nil
+	}
+	n, ok := t.b.(interface {
+		Within(map[string]string) (*engram.Scoped, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("%w: within is not supported by this server", engram.ErrInvalid)
+	}
+	v, err := n.Within(scope)
+	if err != nil {
+		return nil, fmt.Errorf("within: %w", err)
+	}
+	return v, nil
+}
+
+// byID says how to name one memory of an ambiguous id.
+func byID(err error) error {
+	if errors.Is(err, memory.ErrAmbiguous) {
+		return fmt.Errorf("%w (give within: the scope's key/value pairs, as memory_list shows them)", err)
+	}
+	return err
 }
 
 // textResult is a successful result whose text content is s; the SDK adds
@@ -275,9 +321,13 @@ type HistoryOutput struct {
 }
 
 func (t tools) history(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, *HistoryOutput, error) {
-	vs, err := t.b.History(ctx, in.ID)
+	b, err := t.within(in.Within)
 	if err != nil {
 		return nil, nil, err
+	}
+	vs, err := b.History(ctx, in.ID)
+	if err != nil {
+		return nil, nil, byID(err)
 	}
 	return textResult(historyText(vs)), &HistoryOutput{Versions: vs}, nil
 }

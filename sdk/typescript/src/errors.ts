@@ -41,6 +41,8 @@ export class Ambiguous extends EngramError { static override readonly code: stri
 export class TooLarge extends EngramError { static override readonly code: string = "too_large"; }
 /** 415: a body type the server refuses. */
 export class UnsupportedMediaType extends EngramError { static override readonly code: string = "unsupported_media_type"; }
+/** 507: the store's disk is full; nothing of the write was stored, and it succeeds once there is room. */
+export class InsufficientStorage extends EngramError { static override readonly code: string = "insufficient_storage"; }
 /** The server took longer than it allows, or no answer came within the client's timeout. */
 export class Timeout extends EngramError { static override readonly code: string = "timeout"; }
 /** 503: the server is not ready. */
@@ -69,11 +71,12 @@ export const errorClasses: Record<ErrorCode, typeof EngramError> = {
   timeout: Timeout,
   unavailable: Unavailable,
   internal: Internal,
+  insufficient_storage: InsufficientStorage,
 };
 
 const byStatus: Record<number, typeof EngramError> = {
   400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed, 409: Ambiguous,
-  413: TooLarge, 415: UnsupportedMediaType, 429: TooManyRequests, 500: Internal, 503: Unavailable,
+  413: TooLarge, 415: UnsupportedMediaType, 429: TooManyRequests, 500: Internal, 503: Unavailable, 507: InsufficientStorage,
 };
 
 /** The error for an answer: by its API code, else by its HTTP status. */

@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /** Store one memory, or a batch in one transaction (all or none); a memory without an id that repeats a stored one (same content, same scope) is merged, not stored twice */
         post: operations["addMemories"];
-        /** Delete every memory of the caller's whose scope holds the pairs given (forget a user or a session), and count them */
+        /** Delete every memory of the caller's whose scope holds the pairs given (forget a user or a session), whatever their ids (never ambiguous), and count them */
         delete: operations["deleteScope"];
         options?: never;
         head?: never;
@@ -335,7 +335,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "unknown_field" | "not_found" | "unauthorized" | "forbidden" | "too_large" | "method_not_allowed" | "timeout" | "unavailable" | "internal" | "ambiguous" | "unsupported_media_type";
+                code: "bad_request" | "invalid_json" | "unknown_field" | "not_found" | "unauthorized" | "forbidden" | "too_large" | "method_not_allowed" | "timeout" | "unavailable" | "internal" | "ambiguous" | "unsupported_media_type" | "insufficient_storage";
                 message: string;
             };
         };
@@ -854,7 +854,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description key=value pairs (k=v,k=v, or the parameter repeated) the memory's scope must hold
+                 * @description key=value pairs (k=v,k=v, or the parameter repeated) the memory's scope must hold; never trimmed: a key or value with surrounding whitespace or a control character is a 400
                  * @example project=engram
                  */
                 scope?: string;
@@ -880,7 +880,7 @@ export interface operations {
                 order?: "-created_at" | "created_at" | "-updated_at" | "updated_at" | "-uses" | "uses" | "id" | "-id" | "seq" | "-seq" | "occurred_at" | "-occurred_at";
                 /** @description page size, default 50, at most 1000 */
                 limit?: number;
-                /** @description next_cursor of the previous page, with the same order */
+                /** @description next_cursor of the previous page, with the same order (a cursor no listing returned is a 400) */
                 cursor?: string;
             };
             header?: never;

@@ -88,6 +88,12 @@ class UnsupportedMediaType(EngramError):
     code = "unsupported_media_type"
 
 
+class InsufficientStorage(EngramError):
+    """507: the store's disk is full; nothing of the write was stored, and it succeeds once there is room."""
+
+    code = "insufficient_storage"
+
+
 class Timeout(EngramError):
     """The server took longer than it allows (503 ``timeout``), or no answer came within the client's timeout."""
 
@@ -128,14 +134,14 @@ _BY_CODE: dict[str, type[EngramError]] = {
     c.code: c
     for c in (
         BadRequest, InvalidJSON, UnknownField, Unauthorized, Forbidden, NotFound, MethodNotAllowed,
-        Ambiguous, TooLarge, UnsupportedMediaType, Timeout, Unavailable, Internal,
+        Ambiguous, TooLarge, UnsupportedMediaType, Timeout, Unavailable, Internal, InsufficientStorage,
     )
 }
 
 _BY_STATUS: dict[int, type[EngramError]] = {
     400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed,
     409: Ambiguous, 413: TooLarge, 415: UnsupportedMediaType, 429: TooManyRequests,
-    500: Internal, 503: Unavailable,
+    500: Internal, 503: Unavailable, 507: InsufficientStorage,
 }
 
 
