@@ -538,12 +538,13 @@ func TestRelevanceBar(t *testing.T) {
 		t.Fatalf("no keyword results: %d, %d", len(full.Results), len(partial.Results))
 	}
 	top := func(r *engram.Response) float64 { return r.Results[0].Explain.Relevance }
-	// Worked by hand: 5 memories, "deploy" in 3 (idf ln(1+2.5/3.5) = .539),
-	// four absent words at idf ln(1+5.5/.5) = 2.485 each: the bound is
-	// 2.2·(.539+4·2.485) = 23.05, and no memory scores .539·2.2 = 1.19 on
-	// "deploy" alone, so relevance stays under 1.19/23.05 = .052.
-	if got := top(partial); got <= 0 || got >= 0.052 {
-		t.Errorf("one common word of five: relevance %v, want in (0, .052)", got)
+	// Worked by hand: 5 memories, read as bm25.RelevanceMinDocs = 256 for the
+	// signal; "deploy" in 3 (idf ln(1+253.5/3.5) = 4.296), four absent words
+	// at idf ln(1+256.5/.5) = 6.242 each: the bound is 2.2·(4.296+4·6.242) =
+	// 64.38, and no memory scores 4.296·2.2 = 9.45 on "deploy" alone, so
+	// relevance stays under 9.45/64.38 = .147.
+	if got := top(partial); got <= 0 || got >= 0.147 {
+		t.Errorf("one common word of five: relevance %v, want in (0, .147)", got)
 	}
 	if top(full) < 0.3 {
 		t.Errorf("full match: relevance %v, want ≥ .3", top(full))

@@ -153,6 +153,12 @@ type Hit struct {
 	// Vector is the memory's stored vector of LegQuery.Model (L2-normalised)
 	// when WithVectors asked for it and the memory has one; the caller owns it.
 	Vector []float32
+	// RelevanceScore is, for a keyword hit, the keyword relevance signal's
+	// numerator (over LegResult.Bound) when it is not Score: the SQLite
+	// backend reads a scope of fewer than bm25.RelevanceMinDocs memories as
+	// that many for the signal, not for ranking (internal/recall/relevance.go).
+	// 0 means Score.
+	RelevanceScore float64
 }
 
 // LegResult is what the legs found, each best first. It is the caller's: a
@@ -161,8 +167,9 @@ type LegResult struct {
 	BM25, Vector []Hit
 	// Bound is the keyword relevance signal's denominator: the BM25 score a
 	// memory matching every query term fully would reach, where a term no
-	// memory holds counts at the weight of the rarest (see
-	// internal/recall/relevance.go). 0 when the BM25 leg did not run or the
+	// memory holds counts at the weight of a term in no document (see
+	// internal/recall/relevance.go), with the statistics the hits'
+	// RelevanceScore was computed with. 0 when the BM25 leg did not run or the
 	// backend cannot tell; keyword relevance is then 0.
 	Bound float64
 	// How long compiling the filter and each leg took (zero if not measured).

@@ -27,7 +27,7 @@ type HybridQuery struct {
 // HybridHit is one fused result: Score is the fused score. BM25Leg and
 // VectorLeg say where each leg placed it when the backend reports that (Rank
 // 0: the leg did not return it, or the backend does not say), for explain and
-// relevance.
+// relevance; RelevanceScore is as in a keyword Hit, for BM25Leg's score.
 type HybridHit struct {
 	Hit
 	BM25Leg, VectorLeg LegPlace

@@ -76,6 +76,11 @@ func testLegsRank(t *testing.T, s suite) {
 	if res.Bound < 0 || (res.Bound > 0 && res.BM25[0].Score > res.Bound*(1+1e-9)) {
 		t.Fatalf("bound %v below the top score %v", res.Bound, res.BM25[0].Score)
 	}
+	for _, h := range res.BM25 {
+		if h.RelevanceScore < 0 || h.RelevanceScore > res.Bound*(1+1e-9) {
+			t.Fatalf("%s: relevance score %v outside [0, bound %v]", h.Memory.ID, h.RelevanceScore, res.Bound)
+		}
+	}
 	qv := embedText("kafka consumer lag")
 	res = legs(t, b, backend.LegQuery{K: 4, Vector: qv, Model: model})
 	if len(res.Vector) != 4 {

@@ -15,14 +15,14 @@ import (
 // and the relevance bound are the scope's, so a tenant cannot test whether
 // another tenant's memories hold a word by watching its own scores move.
 
-// scoreSnapshot is what a scoped caller sees of a BM25 leg: every hit's id
-// and score, and the bound.
+// scoreSnapshot is what a scoped caller sees of a BM25 leg: every hit's id,
+// score and relevance score, and the bound.
 func scoreSnapshot(t *testing.T, b backend.Backend, scope map[string]string, query string) string {
 	t.Helper()
 	res := legs(t, b, backend.LegQuery{Filter: memory.Filter{Scope: scope}, K: 20, Text: query})
 	s := fmt.Sprintf("bound %.12g:", res.Bound)
 	for _, h := range res.BM25 {
-		s += fmt.Sprintf(" %s=%.12g", h.Memory.ID, h.Score)
+		s += fmt.Sprintf(" %s=%.12g/%.12g", h.Memory.ID, h.Score, h.RelevanceScore)
 	}
 	return s
 }

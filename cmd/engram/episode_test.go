@@ -118,8 +118,10 @@ func TestConversationCLI(t *testing.T) {
 	}
 	mustCLI(t, db, "", "add", "The garden hose leaks at the tap.")
 	checkGolden(t, filepath.Join("episodes", "list_episode.golden"), mustCLI(t, db, "", "list", "--episode", "garden", "--order", "seq"))
-	checkGolden(t, filepath.Join("episodes", "inject_turn.golden"), mustCLI(t, db, "", "inject", "what flowers grow by the porch", "--min-relevance", "0.05", "--no-record"))
-	checkGolden(t, filepath.Join("episodes", "inject_turn_alone.golden"), mustCLI(t, db, "", "inject", "what flowers grow by the porch", "--min-relevance", "0.05", "--no-record", "--neighbours", "0"))
+	// The question turn matches two of the prompt's three words (relevance
+	// .25), its neighbours only through their context (.10): a bar between.
+	checkGolden(t, filepath.Join("episodes", "inject_turn.golden"), mustCLI(t, db, "", "inject", "what flowers grow by the porch", "--min-relevance", "0.2", "--no-record"))
+	checkGolden(t, filepath.Join("episodes", "inject_turn_alone.golden"), mustCLI(t, db, "", "inject", "what flowers grow by the porch", "--min-relevance", "0.2", "--no-record", "--neighbours", "0"))
 	// Adding a turn again replaces it.
 	mustCLI(t, db, "", "add", "They are Peruvian Lilies, orange ones.", "--episode", "garden", "--seq", "2", "--speaker", "Caroline")
 	if out := mustCLI(t, db, "", "list", "--episode", "garden", "--order", "seq"); strings.Count(out, "\n") != 3 || !strings.Contains(out, "orange ones") {

@@ -59,8 +59,11 @@ delivers a gold turn for, and the share of questions about absent topics
 (LoCoMo questions against SciFact, SciFact questions against each
 conversation) it answers with nothing, at each bar of --bars, at the model's
 bar, and at the smallest bar that leaves --target of each absent set empty:
-the value to give the model in config.go's ModelDefaults. Needs locomo/ and
-scifact/ under --data.`,
+the value to give the model in config.go's ModelDefaults. It then asks the
+same questions on keywords alone, as inject answers them when the vector leg
+is missing (no embedder, or one down or slow), for the keyword-only bar
+(KeywordRelevance), and ends with each state's row at its bar. Needs locomo/
+and scifact/ under --data.`,
 		Example: `  engram eval --dataset scifact --modes bm25,vector,hybrid,sweep --svg scifact.svg
   engram eval --dataset locomo --level session --modes bm25,hybrid --json locomo.json
   ENGRAM_EMBEDDER=builtin engram eval --dataset delivery`,

@@ -90,16 +90,27 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	model := describeEmbedder(sfDB)
 	fmt.Fprintf(e.stderr, "eval: delivery, model %s: data loaded and SciFact indexed in %s\n", model, time.Since(start).Round(time.Millisecond))
 
-	var qs []*eval.DeliveryQuestion
+	// qs are the questions as the configured embedder answers them; kqs the
+	// same on keywords alone, as every search runs when the vector leg is
+	// missing (no embedder, or one down or slow): the keyword-only bar's row.
+	var qs, kqs []*eval.DeliveryQuestion
 	rep := &eval.DeliveryReport{} // the check's counts
 	modelBar := -1.0
+	hasModel := !opts.NoEmbedder
 	ask := func(db *engram.DB, set string, c eval.Case, check bool) error {
-		q, strategy, err := deliveryQuestion(ctx, db, set, c)
+		q, strategy, err := deliveryQuestion(ctx, db, set, c, "")
 		if err != nil {
 			return err
 		}
 		if modelBar < 0 && strategy != memory.StrategyBM25 {
 			modelBar = q.Bar // the model's, as a search with its vector leg reports it
+		}
+		if hasModel {
+			kq, _, err := deliveryQuestion(ctx, db, set, c, memory.ModeBM25)
+			if err != nil {
+				return err
+			}
+			kqs = append(kqs, kq)
 		}
 		if check {
 			inj, err := db.Inject(ctx, c.Text, engram.InjectOptions{NoRecord: true})
@@ -157,6 +168,11 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	out := eval.MeasureDelivery(qs, model, modelBar, engram.DefaultInjectLimit, bars, f.target)
 	out.Checked, out.Mismatched = rep.Checked, rep.Mismatched
 	out.Notes = append(out.Notes, lc.Notes...)
+	if hasModel {
+		out.KeywordOnly = eval.MeasureDelivery(kqs, eval.KeywordOnly, engram.KeywordRelevance, engram.DefaultInjectLimit, bars, f.target)
+	} else {
+		out.Model = eval.KeywordOnly + " (" + out.Model + ")"
+	}
 	switch f.jsonOut {
 	case "":
 	case "-":
@@ -170,9 +186,10 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 }
 
 // deliveryQuestion asks one question of db as inject would, before its bar
-// and limit, and keeps the candidates.
-func deliveryQuestion(ctx context.Context, db *engram.DB, set string, c eval.Case) (*eval.DeliveryQuestion, string, error) {
-	resp, err := db.Search(ctx, memory.Query{Query: c.Text, Limit: deliveryPool, Candidates: deliveryCandidates, NoRecord: true})
+// and limit, and keeps the candidates; mode bm25 asks it as inject would
+// with the vector leg missing.
+func deliveryQuestion(ctx context.Context, db *engram.DB, set string, c eval.Case, mode string) (*eval.DeliveryQuestion, string, error) {
+	resp, err := db.Search(ctx, memory.Query{Query: c.Text, Mode: mode, Limit: deliveryPool, Candidates: deliveryCandidates, NoRecord: true})
 	if err != nil {
 		return nil, "", fmt.Errorf("question %s: %w", c.ID, err)
 	}

@@ -100,7 +100,14 @@ type DeliveryReport struct {
 	Checked    int      `json:"checked"`
 	Mismatched int      `json:"mismatched"`
 	Notes      []string `json:"notes,omitempty"`
+	// KeywordOnly is the same questions asked on keywords alone, as inject
+	// answers them when the vector leg is missing, under the keyword-only
+	// bar (nil when the run had no embedder: the report is that already).
+	KeywordOnly *DeliveryReport `json:"keyword_only,omitempty"`
 }
+
+// KeywordOnly names the keyword-only state in a report.
+const KeywordOnly = "keyword-only"
 
 // MeasureDelivery tabulates questions at each bar in bars, at the model's bar
 // (each question's own, Default) and at the smallest bar that leaves target
@@ -167,8 +174,39 @@ func deliveryRow(qs []*DeliveryQuestion, bar float64, limit int, own bool) Deliv
 	return row
 }
 
-// WriteTable writes the sweep, the model's bar and the suggested one.
+// WriteTable writes the sweep, the model's bar and the suggested one; with
+// a keyword-only report, its sweep and then each state's row at its bar.
 func (r *DeliveryReport) WriteTable(w io.Writer) error {
+	if err := r.writeSweep(w); err != nil {
+		return err
+	}
+	k := r.KeywordOnly
+	if k == nil {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\nwith the vector leg missing (no embedder, or one down or slow), on keywords alone:\n\n"); err != nil {
+		return err
+	}
+	if err := k.writeSweep(w); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("\neach state at its bar:\n\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "state\tbar\tanswerable delivered\tscifact delivered\tlocomo→scifact empty\tscifact→locomo empty\t\n")
+	for _, s := range []*DeliveryReport{r, k} {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t\n", s.Model, s.Bar, 100*s.Default.Delivered,
+			100*s.Default.SciFactDelivered, 100*s.Default.Empty[SetAbsentLC], 100*s.Default.Empty[SetAbsentSF])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSweep writes one report's sweep.
+func (r *DeliveryReport) writeSweep(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "model %s: inject (limit %d) at each relevance bar; questions:", r.Model, r.Limit)
 	for _, set := range DeliverySets {

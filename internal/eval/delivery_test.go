@@ -44,3 +44,33 @@ func TestMeasureDelivery(t *testing.T) {
 		t.Fatalf("table: %v\n%s", err, b.String())
 	}
 }
+
+// TestDeliveryKeywordOnlyRow: a report with a keyword-only one writes both
+// sweeps and one row per state at its own bar.
+func TestDeliveryKeywordOnlyRow(t *testing.T) {
+	c := func(id string, rel float64) DeliveryCand { return DeliveryCand{ID: id, Relevance: rel} }
+	hybrid := []*DeliveryQuestion{
+		{Set: SetAnswerable, Gold: map[string]int{"g": 1}, Bar: 0.2, Cands: []DeliveryCand{c("g", 0.3)}},
+		{Set: SetAbsentLC, Bar: 0.2, Cands: []DeliveryCand{c("y", 0.1)}},
+	}
+	keywords := []*DeliveryQuestion{
+		{Set: SetAnswerable, Gold: map[string]int{"g": 1}, Bar: 0.28, Cands: []DeliveryCand{c("g", 0.25)}},
+		{Set: SetAbsentLC, Bar: 0.28, Cands: []DeliveryCand{c("y", 0.3)}},
+	}
+	rep := MeasureDelivery(hybrid, "m", 0.2, 5, []float64{0}, 0.9)
+	rep.KeywordOnly = MeasureDelivery(keywords, KeywordOnly, 0.28, 5, []float64{0}, 0.9)
+	var b bytes.Buffer
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"model keyword-only: inject",
+		"m             0.200  100.0%                0.0%               100.0%",
+		"keyword-only  0.280  0.0%                  0.0%               0.0%",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -493,6 +493,18 @@ func (ix *Index) BM25(query string, d *bm25.Domain, allow *docset.Set, k int) ([
 	return ix.bm.SearchIn(terms, d, allow, k), ix.bm.QueryBoundIn(terms, d)
 }
 
+// KeywordRelevance is, for a domain d of fewer than bm25.RelevanceMinDocs
+// documents, the keyword relevance signal's parts for the BM25 leg's hits
+// docs: their scores and the query's bound with the domain read as that many
+// documents (bm25.Index.RelevanceIn). ok is false for a larger domain, whose
+// parts are the leg's scores and bound.
+func (ix *Index) KeywordRelevance(query string, d *bm25.Domain, docs []uint32) (scores []float64, bound float64, ok bool) {
+	if ix.bm.LenIn(d) >= bm25.RelevanceMinDocs {
+		return nil, 0, false
+	}
+	return ix.bm.RelevanceIn(ix.tok.Tokens(query), d, docs, bm25.RelevanceMinDocs)
+}
+
 // Vectors returns the vector index of a model, or nil.
 func (ix *Index) Vectors(model string) *vector.Index { return ix.vecs[model] }
 

@@ -57,9 +57,12 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 	}
 	res.FilterTook = time.Since(t0)
 	var (
-		wg      sync.WaitGroup
-		bmHits  []bm25.Hit
-		vecHits []vector.Hit
+		wg     sync.WaitGroup
+		bmHits []bm25.Hit
+		// relScores are the BM25 hits' relevance scores when they are not
+		// their scores (backend.Hit.RelevanceScore).
+		relScores []float64
+		vecHits   []vector.Hit
 	)
 	if q.Text != "" {
 		wg.Add(1)
@@ -81,6 +84,14 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 				bound = main
 			}
 			res.Bound = bound
+			// A small scope's relevance signal is read as a larger one's.
+			docs := make([]uint32, len(bmHits))
+			for i, h := range bmHits {
+				docs[i] = h.Doc
+			}
+			if rel, b, ok := ix.KeywordRelevance(q.Text, domain, docs); ok {
+				relScores, res.Bound = rel, b
+			}
 			res.BM25Took = time.Since(t)
 		}()
 	}
@@ -111,6 +122,9 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 	res.BM25 = make([]backend.Hit, len(bmHits))
 	for i, h := range bmHits {
 		res.BM25[i] = hit(ix, vi, h.Doc, h.Score)
+		if relScores != nil {
+			res.BM25[i].RelevanceScore = relScores[i]
+		}
 	}
 	res.Vector = make([]backend.Hit, len(vecHits))
 	for i, h := range vecHits {

@@ -10,7 +10,11 @@ package recall
 //     Σ over query terms of idf·(k1+1), where a term the store lacks counts at
 //     the idf of a term no memory holds. A question about a topic the store
 //     lacks keeps its unmatched words in the bound, so matching one common word
-//     stays low.
+//     stays low. A scope of fewer than bm25.RelevanceMinDocs memories is read
+//     as that many, the others holding none of the query's words (the
+//     backend's Hit.RelevanceScore and Bound): in a store of a few memories
+//     every word it holds is common and every word it lacks rare, which would
+//     sink a clear match.
 //   - Vector part: the cosine mapped onto [0,1] with the model's floor (the
 //     cosine an unrelated memory typically reaches) as zero.
 //   - The signal is the mean of the parts of the legs that ran: both must agree
@@ -21,7 +25,11 @@ package recall
 // AUC of 0.96, against 0.75 for the earlier max(score/present-terms bound,
 // cosine).
 
-import "math"
+import (
+	"math"
+
+	"github.com/engram-memory/engram/backend"
+)
 
 // keywordRelevance is a BM25 score over the query's full-match bound, in [0,1].
 func keywordRelevance(score, bound float64) float64 {
@@ -29,6 +37,16 @@ func keywordRelevance(score, bound float64) float64 {
 		return 0
 	}
 	return clamp01(score / bound)
+}
+
+// relevanceScore is a keyword hit's numerator of the signal: its
+// RelevanceScore when the backend set one (a small scope read as a larger
+// one), else its BM25 score.
+func relevanceScore(h backend.Hit) float64 {
+	if h.RelevanceScore > 0 {
+		return h.RelevanceScore
+	}
+	return h.Score
 }
 
 // vectorRelevance maps a cosine onto [0,1] with floor as zero: the cosine an

@@ -3,6 +3,7 @@ package recall
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -120,7 +121,7 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 			switch leg.Name {
 			case "bm25":
 				c.explain.BM25 = &memory.LegBM25{Rank: lr.Rank, Score: round(lr.Score, 6)}
-				relB = keywordRelevance(lr.Score, res.Bound)
+				relB = keywordRelevance(relevanceScore(hits[i][lr.Rank-1]), res.Bound)
 			case "vector":
 				c.explain.Vector = &memory.LegVector{Rank: lr.Rank, Cosine: round(lr.Score, 6)}
 				relV = vectorRelevance(lr.Score, s.VectorFloor)
@@ -180,7 +181,7 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 		var relB, relV float64
 		if p := h.BM25Leg; p.Rank > 0 {
 			c.explain.BM25 = &memory.LegBM25{Rank: p.Rank, Score: round(p.Score, 6)}
-			relB = keywordRelevance(p.Score, res.Bound)
+			relB = keywordRelevance(relevanceScore(backend.Hit{Score: p.Score, RelevanceScore: h.RelevanceScore}), res.Bound)
 		}
 		if p := h.VectorLeg; p.Rank > 0 {
 			c.explain.Vector = &memory.LegVector{Rank: p.Rank, Cosine: round(p.Score, 6)}
@@ -349,6 +350,9 @@ func (c Config) Bar(strategy string) float64 {
 func (r *run) finish(cands []*candidate) {
 	t0 := time.Now()
 	r.resp.RelevanceBar = r.s.Bar(r.resp.Strategy)
+	if r.resp.Strategy == memory.StrategyBM25 && r.q.Mode != memory.ModeBM25 {
+		r.degrade("relevance", r.keywordOnly())
+	}
 	bar := r.q.MinRelevance
 	if bar == 0 && r.q.ModelBar {
 		bar = r.resp.RelevanceBar
@@ -369,6 +373,22 @@ func (r *run) finish(cands []*candidate) {
 		r.resp.Results = append(r.resp.Results, res)
 	}
 	r.timed("format", t0)
+}
+
+// keywordOnly says, for a search whose vector leg was missing, which bar
+// its relevance is held to: the keyword-only bar, measured for the keyword
+// part alone, not the model's, which is measured for both legs.
+func (r *run) keywordOnly() error {
+	msg := fmt.Sprintf("keyword-only: relevance is the keyword part alone, and relevance_bar is the keyword-only bar %g", r.s.KeywordBar)
+	if r.s.Embedder != nil {
+		msg += fmt.Sprintf(" (the model's %g is for both legs)", r.s.RelevanceBar)
+	}
+	if r.q.MinRelevance > 0 {
+		msg += fmt.Sprintf("; this search applied min_relevance %g", r.q.MinRelevance)
+	} else if !r.q.ModelBar {
+		msg += "; this search applied no bar"
+	}
+	return errors.New(msg)
 }
 
 func round(x float64, digits int) float64 {
