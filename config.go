@@ -31,6 +31,10 @@ type ModelDefault struct {
 	// (ENGRAM_EMBEDDER picks the model) as the smallest bar that leaves each
 	// set of absent-topic questions at least 90% empty.
 	Relevance float64
+	// VectorRelevance is the bar of a search that ran on the vector leg alone
+	// (mode vector), whose relevance is the vector part unhalved: measured
+	// the same way, in the same run (its vector-only row); 0 means Relevance.
+	VectorRelevance float64
 }
 
 // KeywordRelevance is the bar of a search that ran on keywords alone (no

@@ -63,12 +63,14 @@ func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 	if e.embedder != nil {
 		cfg.VectorWeight, cfg.WeightSource = e.vectorWeight()
 		def := ModelDefaults(e.embedder.Model())
-		cfg.VectorFloor, cfg.Fusion, cfg.RRFK, cfg.RelevanceBar = def.Floor, def.Fusion, def.RRFK, def.Relevance
+		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
+		cfg.RelevanceBar, cfg.VectorBar = def.Relevance, def.VectorRelevance
 		if f := e.opts.VectorFloor; f != nil {
 			cfg.VectorFloor = *f
 		}
 		if b := e.opts.RelevanceBar; b != nil {
-			cfg.RelevanceBar = *b
+			// The option is the model's bar, both legs' and the vector leg's.
+			cfg.RelevanceBar, cfg.VectorBar = *b, *b
 		}
 	}
 	return &recall.Searcher{Backend: s, Config: cfg}

@@ -3,6 +3,8 @@ package recall
 import (
 	"math"
 	"testing"
+
+	"github.com/engram-memory/engram/memory"
 )
 
 func TestRelevanceParts(t *testing.T) {
@@ -33,5 +35,29 @@ func TestRelevanceParts(t *testing.T) {
 				t.Errorf("got %v, want %v", c.got, c.want)
 			}
 		})
+	}
+}
+
+// TestBar: each strategy is held to its own bar; a model without a measured
+// vector-only bar holds the vector leg alone to its hybrid bar.
+func TestBar(t *testing.T) {
+	measured := Config{RelevanceBar: 0.16, KeywordBar: 0.28, VectorBar: 0.3}
+	unmeasured := Config{RelevanceBar: 0.15, KeywordBar: 0.28}
+	cases := []struct {
+		cfg      Config
+		strategy string
+		want     float64
+	}{
+		{measured, memory.StrategyHybrid, 0.16},
+		{measured, memory.StrategyBM25, 0.28},
+		{measured, memory.StrategyVector, 0.3},
+		{measured, memory.StrategyNative, 0.16},
+		{unmeasured, memory.StrategyVector, 0.15},
+		{unmeasured, memory.StrategyBM25, 0.28},
+	}
+	for _, c := range cases {
+		if got := c.cfg.Bar(c.strategy); got != c.want {
+			t.Errorf("%+v Bar(%s) = %v, want %v", c.cfg, c.strategy, got, c.want)
+		}
 	}
 }
