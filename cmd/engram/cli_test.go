@@ -59,6 +59,20 @@ func TestCLIRoundTrip(t *testing.T) {
 	if out := mustCLI(t, db, "", "search", "dark themes", "--context", "--budget", "200"); !strings.Contains(out, "dark themes") {
 		t.Fatalf("context output: %q", out)
 	}
+	// --context holds results to the model's bar, as inject does: a query on
+	// a topic the store lacks gets nothing unless --min-relevance says so.
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--context"}, false},
+		{[]string{"--context", "--min-relevance", "0"}, true},
+	} {
+		out := mustCLI(t, db, "", append([]string{"search", "how do I bake sourdough bread", "--no-record"}, c.args...)...)
+		if got := strings.Contains(out, "transaction") || strings.Contains(out, "dark themes"); got != c.want {
+			t.Errorf("search %v on an absent topic: %q", c.args, out)
+		}
+	}
 	mustCLI(t, db, "", "update", id, "--text", "tasks_claim needs a transaction", "--favorite", "true")
 	if out := mustCLI(t, db, "", "get", id); !strings.Contains(out, "needs a transaction") || !strings.Contains(out, `"favorite": true`) {
 		t.Fatalf("get after update: %s", out)

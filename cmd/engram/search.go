@@ -128,7 +128,7 @@ what was current then.`,
 	fl.BoolVar(&f.noRecord, "no-record", false, "do not count the relevant results as a use")
 	fl.BoolVar(&f.record, "record", false, "--batch: count each line's relevant results as a use")
 	fl.StringVar(&f.batch, "batch", "", "JSONL file of queries, or - for stdin")
-	fl.BoolVar(&f.context, "context", false, "compact text for an LLM's context")
+	fl.BoolVar(&f.context, "context", false, "compact text for an LLM's context, only results at or above the model's relevance bar (unless --min-relevance)")
 	fl.IntVar(&f.budget, "budget", 2000, "character budget of --context output (0: unlimited)")
 	fl.StringVar(&f.episode, "episode", "", "only memories of this episode")
 	fl.StringVar(&f.asOf, "as-of", "", "what was current then (superseded later memories included, newer ones left out): same forms as --since")
@@ -172,6 +172,9 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 		w := f.vectorWeight
 		q.VectorWeight = &w
 	}
+	// --context is text for an LLM's context: like inject, only what clears
+	// the model's relevance bar, unless --min-relevance says otherwise.
+	q.ModelBar = f.context && !cmd.Flags().Changed("min-relevance")
 	if cmd.Flags().Changed("lambda") {
 		l := f.lambda
 		q.Lambda = &l
