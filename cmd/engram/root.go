@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -23,6 +24,9 @@ type env struct {
 	stdout, stderr io.Writer
 	dbPath         string
 	json           bool
+	// logger, when set, is the store's (a long-running serve or mcp: what
+	// the engine notices, such as its snapshot changed by another process).
+	logger *slog.Logger
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -166,6 +170,7 @@ func (e *env) open(ctx context.Context, create bool) (*engram.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.Logger = e.logger
 	return engram.Open(ctx, p, opts)
 }
 
