@@ -54,6 +54,9 @@ export type AddedMessages = AddResult & { episode: string };
  * what add() answered; an AddResult of several memories names none: pass one of its ids). */
 export type MemoryRef = string | { id: string } | { ids: string[] };
 
+/** T whose supersedes may be given as a memory or what names one, as the by-id calls take it. */
+export type WithRef<T> = Omit<T, "supersedes"> & { supersedes?: MemoryRef };
+
 /** A chat message as chat APIs (and mem0's client) give it, or as POST /v1/episodes takes it. */
 export type ChatMessage =
   | { role: string; content: string; occurred_at?: string; seq?: number; metadata?: Record<string, unknown> }
@@ -163,6 +166,13 @@ function episodeMessage(m: unknown, i: number): Message {
     }
   }
   return { ...(who !== undefined ? { speaker: who } : {}), text: said, ...rest } as Message;
+}
+
+/** obj with a supersedes given as a memory (or what names one) as its id. */
+function withRef<T extends { supersedes?: unknown }>(obj: T, param: string): Omit<T, "supersedes"> & { supersedes?: string } {
+  const v = obj.supersedes;
+  if (v === undefined || v === null || typeof v === "string") return obj as Omit<T, "supersedes"> & { supersedes?: string };
+  return { ...obj, supersedes: idOf(v as MemoryRef, param) };
 }
 
 function newEpisode(): string {
@@ -290,24 +300,26 @@ export class EngramClient {
   /** POST /v1/memories: store one memory (an exact repeat without an id is merged). The answer's id
    * is the memory that holds it (its own, or the one it was merged into): get, update, delete and
    * the other by-id calls take the answer itself. */
-  async add(memory: MemoryInput): Promise<Added> {
+  async add(memory: WithRef<MemoryInput>): Promise<Added> {
     if (Array.isArray(memory)) {
       throw new TypeError("memory: an array; store chat messages with addMessages(messages), several memories with addMany(memories)");
     }
     if (!plainObject(memory)) throw new TypeError(`memory: want an object such as { text: "..." }, not ${describe(memory)}`);
     if (typeof memory.text !== "string") throw new TypeError(`memory.text: want a string, not ${describe(memory.text)}`);
-    const body: MemoryInput = memory.supersedes !== undefined && typeof memory.supersedes !== "string"
-      ? { ...memory, supersedes: idOf(memory.supersedes as MemoryRef, "memory.supersedes") }
-      : memory;
+    const body = withRef(memory, "memory.supersedes");
     const res = (await this.send({ method: "POST", path: "/v1/memories", json: body, idempotent: false })) as AddResult;
     return { ...res, id: res.ids[0] ?? "" };
   }
 
   /** POST /v1/memories {"memories": [...]}: a batch, all or none. */
-  async addMany(memories: (MemoryInput | Memory)[]): Promise<AddResult> {
+  async addMany(memories: (WithRef<MemoryInput> | Memory)[]): Promise<AddResult> {
     if (!Array.isArray(memories)) throw new TypeError(`memories: want an array of memories, not ${describe(memories)}`);
     if (memories.length === 0) throw new TypeError("memories: none given");
-    return this.send({ method: "POST", path: "/v1/memories", json: { memories }, idempotent: false }) as Promise<AddResult>;
+    const body = memories.map((m, i) => {
+      if (!plainObject(m)) throw new TypeError(`memories[${i}]: want an object such as { text: "..." }, not ${describe(m)}`);
+      return withRef(m, `memories[${i}].supersedes`);
+    });
+    return this.send({ method: "POST", path: "/v1/memories", json: { memories: body }, idempotent: false }) as Promise<AddResult>;
   }
 
   /** GET /v1/memories: one page; pass its next_cursor as cursor for the next. */
@@ -355,8 +367,9 @@ export class EngramClient {
   }
 
   /** PATCH /v1/memories/{id}: change the fields given (retried: a patch sets what it names). */
-  async update(id: MemoryRef, patch: Patch, opts?: ByID): Promise<Memory> {
-    return this.send({ method: "PATCH", path: idPath(id), query: within(opts), json: patch, idempotent: true }) as Promise<Memory>;
+  async update(id: MemoryRef, patch: WithRef<Patch>, opts?: ByID): Promise<Memory> {
+    if (!plainObject(patch)) throw new TypeError(`patch: want an object of the fields to change, not ${describe(patch)}`);
+    return this.send({ method: "PATCH", path: idPath(id), query: within(opts), json: withRef(patch, "patch.supersedes"), idempotent: true }) as Promise<Memory>;
   }
 
   /** DELETE /v1/memories/{id}. */

@@ -49,6 +49,11 @@ test("add's answer is what get, update, favorite, touch, history and delete take
   await refuses(() => c.get(many), "id");
   await assert.rejects(c.get(many), /AddResult of 2 memories names no single one; pass one of its ids/);
   assert.equal(idOf({ ids: [many.ids[1]] }), many.ids[1]);
+  assert.equal((await c.update(many.ids[1], { supersedes: await c.get(many.ids[0]) })).supersedes, many.ids[0]);
+  await refuses(() => c.update(many.ids[1], { supersedes: 5 }), "patch.supersedes");
+  await refuses(() => c.update(many.ids[1], "text"), "patch");
+  await refuses(() => c.addMany([{ text: "x" }, { text: "y", supersedes: [] }]), "memories[1].supersedes");
+  await refuses(() => c.addMany([{ text: "x" }, "y"]), "memories[1]");
   for (const bad of [42, null, undefined, "", ["x"], {}, { ids: [] }, { id: 7 }]) await refuses(() => c.get(bad), "id");
   await assert.rejects(c.delete(3.5), /^TypeError: id: want a memory id \(string\), a Memory, a Result or what add\(\) answered, not number 3.5$/);
   await refuses(() => c.add([{ role: "user", content: "hi" }]), "memory");
