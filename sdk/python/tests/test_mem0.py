@@ -123,8 +123,28 @@ def test_reset(server: Server, key: Callable[[str], str]) -> None:
         refuses("scope", lambda: c.reset(["user=ana"]))  # type: ignore[arg-type]
         with pytest.raises(em.Forbidden):
             c.reset({"team": "b"})
-        assert c.reset({"team": "c"}).deleted == 1
-        assert c.list_memories().memories == []
+        # Without a scope: every memory of the API key's scope, and nothing of another key's.
+        with em.EngramClient(server.url, key("b")) as b:
+            theirs = b.add("Team b keeps this")
+            c.add("Cy likes rain", scope={"user": "cy"})
+            assert c.reset().deleted == 2
+            assert c.list_memories().memories == []
+            assert c.reset().deleted == 0
+            assert b.get(theirs).text == "Team b keeps this"
+
+
+def test_reset_without_keys(engram_bin: str, vectors: dict[str, Any]) -> None:
+    """A server without keys refuses reset() (it would be the whole store) and deletes nothing."""
+    s = Server(engram_bin, [], vectors["embedder"])
+    try:
+        with em.EngramClient(s.url, "") as c:
+            kept = c.add("Everyone's memory", scope={"user": "ana"})
+            with pytest.raises(em.BadRequest, match="whole store"):
+                c.reset()
+            assert c.get(kept).text == "Everyone's memory"
+            assert c.reset("user=ana").deleted == 1
+    finally:
+        s.stop()
 
 
 def test_async(server: Server, key: Callable[[str], str]) -> None:
@@ -138,9 +158,11 @@ def test_async(server: Server, key: Callable[[str], str]) -> None:
             assert res.ids == [f"{res.episode}:1"] and (await c.get(res)).speaker == "user"
             with pytest.raises(TypeError, match=r"^id: want a memory id"):
                 await c.delete(None)  # type: ignore[arg-type]
-            with pytest.raises(ValueError, match=r"^scope: reset needs"):
+            with pytest.raises(ValueError, match=r"^scope: empty; reset\(\) without a scope"):
                 await c.reset("")
             assert (await c.reset({"user": "ana"})).deleted == 3
+            await c.add("Cy likes rain")
+            assert (await c.reset()).deleted == 1
             assert (await c.list_memories()).memories == []
 
     asyncio.run(run())

@@ -351,13 +351,16 @@ export class EngramClient {
     return this.send({ method: "DELETE", path: "/v1/memories", query: s ? [["scope", s]] : [], idempotent: true }) as Promise<Deleted>;
   }
 
-  /** DELETE /v1/memories?scope=, under mem0's name: forget every memory of a scope (inside the key's),
-   * its episodes and versions included. The scope is required: nothing is deleted without one. */
-  async reset(scope: string | Scope): Promise<Deleted> {
+  /** mem0's reset: without a scope, DELETE /v1/memories?all=true, every memory of the API key's scope
+   * (refused, BadRequest, by a server without keys: that would be the whole store); with one,
+   * DELETE /v1/memories?scope=, every memory of that scope (inside the key's). Episodes and versions
+   * go with them. */
+  async reset(scope?: string | Scope): Promise<Deleted> {
+    if (scope === undefined) return this.send({ method: "DELETE", path: "/v1/memories", query: [["all", "true"]], idempotent: true }) as Promise<Deleted>;
     if (typeof scope !== "string" && !plainObject(scope)) {
       throw new TypeError(`scope: want "key=value,..." or an object such as { user: "u1" }, not ${describe(scope)}`);
     }
-    if (!scopeString(scope)) throw new TypeError('scope: reset needs the scope to forget, such as { user: "u1" } (it deletes nothing without one)');
+    if (!scopeString(scope)) throw new TypeError("scope: empty; reset() without a scope forgets every memory of the API key's scope");
     return this.deleteScope(scope);
   }
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { EngramClient, Forbidden, NotFound, idOf } from "../dist/index.js";
+import { BadRequest, EngramClient, Forbidden, NotFound, idOf } from "../dist/index.js";
 import { key, startServer } from "./helpers.mjs";
 
 let server;
@@ -115,9 +115,27 @@ test("reset forgets a scope, its episodes and versions, and nothing else", async
   assert.deepStrictEqual((await c.listMemories()).memories.map((m) => m.id), [bo.id]);
   await refuses(() => c.reset(""), "scope");
   await refuses(() => c.reset({}), "scope");
-  await refuses(() => c.reset(), "scope");
   await refuses(() => c.reset(["user=ana"]), "scope");
   await assert.rejects(c.reset({ team: "b" }), Forbidden);
-  assert.deepStrictEqual(await c.reset({ team: "c" }), { deleted: 1 });
+  // Without a scope: every memory of the API key's scope, and nothing of another key's.
+  const b = new EngramClient({ url: server.url, apiKey: key("b") });
+  const theirs = await b.add({ text: "Team b keeps this" });
+  await c.add({ text: "Cy likes rain", scope: { user: "cy" } });
+  assert.deepStrictEqual(await c.reset(), { deleted: 2 });
   assert.deepStrictEqual((await c.listMemories()).memories, []);
+  assert.deepStrictEqual(await c.reset(), { deleted: 0 });
+  assert.equal((await b.get(theirs)).text, "Team b keeps this");
+});
+
+test("reset without a scope is refused by a server without keys, and deletes nothing", async () => {
+  const open = await startServer({ keys: false });
+  try {
+    const c = new EngramClient({ url: open.url, apiKey: "" });
+    const kept = await c.add({ text: "Everyone's memory", scope: { user: "ana" } });
+    await assert.rejects(c.reset(), (e) => e instanceof BadRequest && /whole store/.test(e.message));
+    assert.equal((await c.get(kept)).text, "Everyone's memory");
+    assert.deepStrictEqual(await c.reset("user=ana"), { deleted: 1 });
+  } finally {
+    await open.stop();
+  }
 });

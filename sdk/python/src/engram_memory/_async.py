@@ -107,7 +107,7 @@ class AsyncEngramClient:
     async def delete_scope(self, scope: Union[str, t.Scope]) -> t.Deleted:
         return await self._do(c.delete_scope(scope))
 
-    async def reset(self, scope: Union[str, t.Scope]) -> t.Deleted:
+    async def reset(self, scope: Union[str, t.Scope, None] = None) -> t.Deleted:
         return await self._do(c.reset(scope))
 
     async def get(self, id: c.MemoryRef, *, within: Within = None) -> t.Memory:

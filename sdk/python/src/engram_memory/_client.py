@@ -114,10 +114,11 @@ class EngramClient:
         """DELETE /v1/memories?scope=: forget every memory of a scope (inside the key's)."""
         return self._do(c.delete_scope(scope))
 
-    def reset(self, scope: Union[str, t.Scope]) -> t.Deleted:
-        """DELETE /v1/memories?scope=, under mem0's name: forget every memory of a scope
-        (inside the key's), its episodes and versions included. The scope is required:
-        nothing is deleted without one."""
+    def reset(self, scope: Union[str, t.Scope, None] = None) -> t.Deleted:
+        """mem0's reset: without a scope, DELETE /v1/memories?all=true, every memory
+        of the API key's scope (refused, BadRequest, by a server without keys: that
+        would be the whole store); with one, DELETE /v1/memories?scope=, every
+        memory of that scope (inside the key's). Episodes and versions go with them."""
         return self._do(c.reset(scope))
 
     def get(self, id: c.MemoryRef, *, within: Within = None) -> t.Memory:

@@ -252,11 +252,14 @@ def delete_scope(scope: Union[str, t.Scope]) -> Call[t.Deleted]:
     return Call("DELETE", "/v1/memories", _parser(t.Deleted), params=[("scope", s)] if s else [], idempotent=True)
 
 
-def reset(scope: Union[str, t.Scope]) -> Call[t.Deleted]:
+def reset(scope: Union[str, t.Scope, None]) -> Call[t.Deleted]:
+    if scope is None:
+        # Every memory of the API key's scope; a server without keys refuses it.
+        return Call("DELETE", "/v1/memories", _parser(t.Deleted), params=[("all", "true")], idempotent=True)
     if not isinstance(scope, (str, Mapping)):
         raise TypeError(f"scope: want 'key=value,...' or a dict such as {{'user': 'u1'}}, not {describe(scope)}")
     if not scope_str(scope):
-        raise ValueError("scope: reset needs the scope to forget, such as {'user': 'u1'} (it deletes nothing without one)")
+        raise ValueError("scope: empty; reset() without a scope forgets every memory of the API key's scope")
     return delete_scope(scope)
 
 
