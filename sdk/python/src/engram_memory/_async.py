@@ -128,7 +128,7 @@ class AsyncEngramClient:
     async def history(self, id: c.MemoryRef, *, within: Within = None) -> t.History:
         return await self._do(c.history(id, within))
 
-    async def add_messages(self, messages: Iterable[Union[t.ChatMessage, t.Message]], *, episode: str | None = None,
+    async def add_messages(self, messages: Iterable[Union[t.ChatMessage, t.Message, Mapping[str, Any]]], *, episode: str | None = None,
                      **options: Unpack[t.EpisodeOptions]) -> t.AddResult:
         name, call = c.add_messages(messages, episode, options)
         return c.with_episode(await self._do(call), name)

@@ -148,7 +148,7 @@ class EngramClient:
 
     # ---- conversations ----
 
-    def add_messages(self, messages: Iterable[Union[t.ChatMessage, t.Message]], *, episode: str | None = None,
+    def add_messages(self, messages: Iterable[Union[t.ChatMessage, t.Message, Mapping[str, Any]]], *, episode: str | None = None,
                      **options: Unpack[t.EpisodeOptions]) -> t.AddResult:
         """POST /v1/episodes from chat messages (``{"role", "content"}``, as chat
         APIs and mem0's ``add`` take them, or ``{"speaker", "text"}``): each
