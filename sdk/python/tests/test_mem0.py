@@ -166,3 +166,18 @@ def test_async(server: Server, key: Callable[[str], str]) -> None:
             assert (await c.list_memories()).memories == []
 
     asyncio.run(run())
+
+
+def test_wrong_arguments_name_the_parameter() -> None:
+    """Refused before anything is sent (no server here), naming the parameter."""
+    c = em.EngramClient("http://127.0.0.1:9", "")
+    refuses("query", lambda: c.search(["x"]))  # type: ignore[arg-type]
+    refuses("prompt", lambda: c.inject(5))  # type: ignore[arg-type]
+    refuses("messages", lambda: c.add_episode("e", "hello"))  # type: ignore[arg-type]
+    refuses("messages[1]", lambda: c.add_episode("e", [{"text": "a"}, "b"]))  # type: ignore[list-item]
+    refuses("scope", lambda: c.delete_scope(5))  # type: ignore[arg-type]
+    refuses("scope", lambda: c.list_memories(scope=5))  # type: ignore[typeddict-item]
+    refuses("scope", lambda: c.list_memories(scope={"user": 5}))  # type: ignore[dict-item]
+    refuses("within", lambda: c.get("x", within=["user=u1"]))  # type: ignore[arg-type]
+    refuses("id", lambda: c.touch(None))  # type: ignore[arg-type]
+    c.close()

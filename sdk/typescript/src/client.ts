@@ -107,9 +107,20 @@ interface Call {
   idempotent: boolean;
 }
 
-function scopeString(scope: string | Scope): string {
+function scopeString(scope: string | Scope, param = "scope"): string {
   if (typeof scope === "string") return scope;
+  if (scope === null || typeof scope !== "object" || Array.isArray(scope)) {
+    throw new TypeError(`${param}: want "key=value,..." or an object such as { user: "u1" }, not ${describe(scope)}`);
+  }
+  for (const [k, v] of Object.entries(scope)) {
+    if (typeof v !== "string") throw new TypeError(`${param}.${k}: want a string, not ${describe(v)}`);
+  }
   return Object.keys(scope).sort().map((k) => `${k}=${scope[k]}`).join(",");
+}
+
+/** Throws a TypeError naming param unless v is a plain object. */
+function needObject(param: string, v: unknown, example: string): void {
+  if (!plainObject(v)) throw new TypeError(`${param}: want an object such as ${example}, not ${describe(v)}`);
 }
 
 function describe(v: unknown): string {
@@ -182,7 +193,9 @@ function newEpisode(): string {
 }
 
 function within(opts?: ByID): [string, string][] {
-  return opts?.within ? [["scope", scopeString(opts.within)]] : [];
+  if (opts === undefined) return [];
+  needObject("opts", opts, '{ within: "user=u1" }');
+  return opts.within ? [["scope", scopeString(opts.within, "opts.within")]] : [];
 }
 
 function sleep(ms: number): Promise<void> {
@@ -323,11 +336,12 @@ export class EngramClient {
   }
 
   /** GET /v1/memories: one page; pass its next_cursor as cursor for the next. */
-  listMemories(options: ListOptions = {}): Promise<ListPage> {
+  async listMemories(options: ListOptions = {}): Promise<ListPage> {
+    needObject("options", options, '{ scope: "user=u1", limit: 50 }');
     const query: [string, string][] = [];
     for (const [k, v] of Object.entries(options)) {
       if (v === undefined || v === null) continue;
-      if (k === "scope") query.push(["scope", scopeString(v as string | Scope)]);
+      if (k === "scope") query.push(["scope", scopeString(v as string | Scope, "options.scope")]);
       else if (Array.isArray(v)) for (const x of v) query.push([k, String(x)]);
       else query.push([k, String(v)]);
     }
@@ -336,6 +350,7 @@ export class EngramClient {
 
   /** Every memory GET /v1/memories lists, page after page. */
   async *iterMemories(options: ListOptions = {}): AsyncGenerator<Memory> {
+    needObject("options", options, '{ scope: "user=u1" }');
     let opts = { ...options };
     for (;;) {
       const page = await this.listMemories(opts);
@@ -346,7 +361,7 @@ export class EngramClient {
   }
 
   /** DELETE /v1/memories?scope=: forget every memory of a scope (inside the key's). */
-  deleteScope(scope: string | Scope): Promise<Deleted> {
+  async deleteScope(scope: string | Scope): Promise<Deleted> {
     const s = scopeString(scope);
     return this.send({ method: "DELETE", path: "/v1/memories", query: s ? [["scope", s]] : [], idempotent: true }) as Promise<Deleted>;
   }
@@ -395,7 +410,8 @@ export class EngramClient {
   /** POST /v1/episodes: store a conversation's messages as memories of the episode, each at its
    * position (id EPISODE:SEQ). Storing it again updates its memories instead of adding them twice and
    * leaves alone the turns they already hold (so a retry is safe); ids lists every message's memory in order. */
-  addEpisode(episode: Episode): Promise<AddResult> {
+  async addEpisode(episode: Episode): Promise<AddResult> {
+    needObject("episode", episode, '{ episode: "chat-1", messages: [{ speaker: "user", text: "hi" }] }');
     return this.send({ method: "POST", path: "/v1/episodes", json: episode, idempotent: true }) as Promise<AddResult>;
   }
 
@@ -422,17 +438,20 @@ export class EngramClient {
   // ---- recall and delivery ----
 
   /** POST /v1/search: every result with its explain. Retried only with no_record (else it counts uses). */
-  search(query: Query): Promise<SearchResponse> {
+  async search(query: Query): Promise<SearchResponse> {
+    needObject("query", query, '{ query: "where is the deploy key", limit: 5 }');
     return this.send({ method: "POST", path: "/v1/search", json: query, idempotent: query.no_record === true }) as Promise<SearchResponse>;
   }
 
   /** POST /v1/inject: only what clears the relevance bar, within a budget. */
-  inject(request: InjectRequest): Promise<Injection> {
+  async inject(request: InjectRequest): Promise<Injection> {
+    needObject("request", request, '{ prompt: "how do we deploy?" }');
     return this.send({ method: "POST", path: "/v1/inject", json: request, idempotent: request.no_record === true }) as Promise<Injection>;
   }
 
   /** POST /v1/brief: favorites, most used, most recent, within a budget (records no use). */
-  brief(request: BriefRequest = {}): Promise<Brief> {
+  async brief(request: BriefRequest = {}): Promise<Brief> {
+    needObject("request", request, "{ budget: 500 }");
     return this.send({ method: "POST", path: "/v1/brief", json: request, idempotent: true }) as Promise<Brief>;
   }
 

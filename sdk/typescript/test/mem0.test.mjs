@@ -139,3 +139,19 @@ test("reset without a scope is refused by a server without keys, and deletes not
     await open.stop();
   }
 });
+
+test("wrong arguments are refused before anything is sent, naming the parameter", async () => {
+  const c = new EngramClient({ url: "http://127.0.0.1:9", apiKey: "" });
+  await refuses(() => c.search("where"), "query");
+  await refuses(() => c.inject("prompt"), "request");
+  await refuses(() => c.brief("x"), "request");
+  await refuses(() => c.addEpisode([]), "episode");
+  await refuses(() => c.listMemories("user=u1"), "options");
+  await refuses(() => c.listMemories({ scope: 5 }), "options.scope");
+  await refuses(() => c.listMemories({ scope: { user: 5 } }), "options.scope.user");
+  await refuses(() => c.deleteScope(5), "scope");
+  await refuses(() => c.get("x", "user=u1"), "opts");
+  await refuses(() => c.get("x", { within: 5 }), "opts.within");
+  await refuses(() => c.touch(null), "id");
+  await refuses(() => c.iterMemories(7).next(), "options");
+});

@@ -130,10 +130,15 @@ def time_str(v: t.Time) -> str:
     return v
 
 
-def scope_str(scope: Union[str, t.Scope]) -> str:
-    """A scope as the query parameter's k=v,k=v."""
+def scope_str(scope: Union[str, t.Scope], param: str = "scope") -> str:
+    """A scope as the query parameter's k=v,k=v; a wrong type raises naming param."""
     if isinstance(scope, str):
         return scope
+    if not isinstance(scope, Mapping):
+        raise TypeError(f"{param}: want 'key=value,...' or a dict such as {{'user': 'u1'}}, not {describe(scope)}")
+    for k, v in scope.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"{param}: want str keys and values, not {k!r}: {describe(v)}")
     return ",".join(f"{k}={v}" for k, v in sorted(scope.items()))
 
 
@@ -180,7 +185,7 @@ def _id_path(ref: Any, suffix: str = "") -> str:
 
 
 def _within(within: Union[str, t.Scope, None]) -> list[tuple[str, str]]:
-    return [("scope", scope_str(within))] if within else []
+    return [("scope", scope_str(within, "within"))] if within else []
 
 
 def _body(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -287,9 +292,15 @@ def history(id: MemoryRef, within: Union[str, t.Scope, None]) -> Call[t.History]
 
 
 def add_episode(episode: str, messages: Iterable[Mapping[str, Any]], options: Mapping[str, Any]) -> Call[t.AddResult]:
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages: want a list of {{'speaker', 'text'}} dicts, not {describe(messages)}")
     body = _body(options)
     body["episode"] = episode
-    body["messages"] = [dict(m) for m in messages]
+    body["messages"] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            raise TypeError(f"messages[{i}]: want a dict such as {{'speaker': 'user', 'text': 'hi'}}, not {describe(m)}")
+        body["messages"].append(dict(m))
     # Storing an episode again at the same positions changes nothing more:
     # a turn its memory already holds is left alone, so a retry is safe.
     return Call("POST", "/v1/episodes", _parser(t.AddResult), json=body, idempotent=True)
@@ -358,6 +369,8 @@ def touch(id: MemoryRef, within: Union[str, t.Scope, None]) -> Call[t.Touched]:
 
 
 def search(query: str, options: Mapping[str, Any]) -> Call[t.SearchResponse]:
+    if not isinstance(query, str):
+        raise TypeError(f"query: want str, not {describe(query)}")
     body = _body(options)
     body["query"] = query
     # A search that records uses is retried only when it records none.
@@ -365,6 +378,8 @@ def search(query: str, options: Mapping[str, Any]) -> Call[t.SearchResponse]:
 
 
 def inject(prompt: str, options: Mapping[str, Any]) -> Call[t.Injection]:
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt: want str, not {describe(prompt)}")
     body = _body(options)
     body["prompt"] = prompt
     return Call("POST", "/v1/inject", _parser(t.Injection), json=body, idempotent=bool(body.get("no_record")))
