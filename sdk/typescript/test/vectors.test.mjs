@@ -17,7 +17,7 @@ function call(c, cs) {
   switch (cs.op) {
     case "addMemories": return body.memories ? c.addMany(body.memories) : c.add(body);
     case "listMemories": return c.listMemories(q);
-    case "deleteScope": return c.deleteScope(q.scope ?? "");
+    case "deleteScope": return q.all === true && q.scope === undefined ? c.reset() : c.deleteScope(q.scope ?? "");
     case "getMemory": return c.get(cs.id, by);
     case "updateMemory": return c.update(cs.id, body, by);
     case "deleteMemory": return c.delete(cs.id, by);
