@@ -64,7 +64,7 @@ func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 		cfg.VectorWeight, cfg.WeightSource = e.vectorWeight()
 		def := ModelDefaults(e.embedder.Model())
 		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
-		cfg.RelevanceBar, cfg.VectorBar = def.Relevance, def.VectorRelevance
+		cfg.RelevanceBar, cfg.VectorBar, cfg.Paraphrase = def.Relevance, def.VectorRelevance, def.Paraphrase
 		if f := e.opts.VectorFloor; f != nil {
 			cfg.VectorFloor = *f
 		}

@@ -63,6 +63,9 @@ type Config struct {
 	// VectorFloor is the cosine an unrelated memory typically reaches with this
 	// model: the zero point of the vector part of the relevance signal.
 	VectorFloor float64
+	// Paraphrase weighs a hybrid result's vector part on its own in its
+	// relevance (relevance.go); at most 0.5 it changes nothing: the mean.
+	Paraphrase float64
 	// RelevanceBar is the model's bar on the relevance of a search that used
 	// both legs; KeywordBar the bar of one that ran on keywords alone (whose
 	// relevance is the keyword part unhalved); VectorBar the model's bar of

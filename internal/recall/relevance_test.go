@@ -24,10 +24,14 @@ func TestRelevanceParts(t *testing.T) {
 		{"vector identical", vectorRelevance(1, 0.55), 1},
 		{"vector floor 1", vectorRelevance(1, 1), 0},
 		{"vector NaN", vectorRelevance(math.NaN(), 0.3), 0},
-		{"hybrid is the mean", relevance(0.6, 0.2, 2), 0.4},
-		{"hybrid, one leg silent", relevance(0.6, 0, 2), 0.3},
-		{"single leg is its part", relevance(0.6, 0, 1), 0.6},
-		{"single vector leg", relevance(0, 0.7, 1), 0.7},
+		{"hybrid is the mean", relevance(0.6, 0.2, 2, 0), 0.4},
+		{"hybrid, keyword leg silent", relevance(0.6, 0, 2, 0.85), 0.3},
+		{"hybrid, a paraphrase: the vector part alone, weighed", relevance(0, 0.4, 2, 0.85), 0.85 * 0.4},
+		{"hybrid, a paraphrase under a model without the term: the mean", relevance(0, 0.4, 2, 0), 0.2},
+		{"hybrid, vector part well above the keyword part", relevance(0.1, 0.6, 2, 0.85), 0.85 * 0.6},
+		{"hybrid, parts close: the mean", relevance(0.5, 0.6, 2, 0.85), 0.55},
+		{"single leg is its part", relevance(0.6, 0, 1, 0.85), 0.6},
+		{"single vector leg", relevance(0, 0.7, 1, 0.85), 0.7},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -156,7 +156,7 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 				relV = vectorRelevance(lr.Score, s.VectorFloor)
 			}
 		}
-		c.explain.Relevance = round(relevance(relB, relV, len(legs)), 4)
+		c.explain.Relevance = round(relevance(relB, relV, len(legs), s.Paraphrase), 4)
 		out = append(out, c)
 	}
 	return out
@@ -218,7 +218,7 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 				relV = vectorRelevance(p.Score, s.VectorFloor)
 			} // else the cosine says nothing: the fused rank is the backend's
 		}
-		c.explain.Relevance = round(relevance(relB, relV, 2), 4)
+		c.explain.Relevance = round(relevance(relB, relV, 2, s.Paraphrase), 4)
 		out = append(out, c)
 	}
 	return r.boosted(ctx, out)
