@@ -145,6 +145,7 @@ func (v view) Import(ctx context.Context, r io.Reader, opt ImportOptions) (Impor
 	}
 	res.Skipped = bad
 	if len(mems) == 0 {
+		res.IDs = []string{} // "ids": [], not null: nothing imported is an empty list
 		return res, nil
 	}
 	res.AddResult, err = v.add(ctx, mems, opt.Progress, false)

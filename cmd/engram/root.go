@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/backend/weaviate"
@@ -59,7 +60,7 @@ name (minilm, static, glove), openai, ollama or none.`,
 	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().StringVar(&e.dbPath, "db", "", "database file, or a weaviate://HOST:PORT?class=Memory URL (default $ENGRAM_DB or the user data directory)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "machine-readable JSON output")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	for _, c := range registered {
 		root.AddCommand(c(e))
 	}
@@ -100,19 +101,98 @@ func version() string {
 	return fmt.Sprintf("%s (%s)", v, info.GoVersion)
 }
 
+// flagError is a flag parsing error as one usage line: an unknown flag names
+// the nearest one the command has ("unknown flag --limt; did you mean
+// --limit?") and where the flags are listed.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return usageError{err}
+	}
+	var best []string
+	bestD := 3 // two edits away at most (one for a short name), or a prefix
+	if len(name) <= 3 {
+		bestD = 2
+	}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(strings.ToLower(name), f.Name)
+		if d >= bestD && len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+			d = bestD - 1
+		}
+		switch {
+		case d >= bestD && len(best) == 0:
+		case d < bestD:
+			best, bestD = []string{"--" + f.Name}, d
+		case d == bestD:
+			best = append(best, "--"+f.Name)
+		}
+	})
+	help := fmt.Sprintf("engram help %s lists the flags", cmd.Name())
+	if !cmd.HasParent() {
+		help = "engram --help lists the flags"
+	}
+	if len(best) > 0 {
+		return usagef("unknown flag --%s; did you mean %s? (%s)", name, strings.Join(best, " or "), help)
+	}
+	return usagef("unknown flag --%s (%s)", name, help)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
+}
+
 // registered holds the subcommands, one file each, which add themselves with
 // register from init: a new subcommand is one new file. Help lists them by name.
 var registered []func(*env) *cobra.Command
 
 func register(c func(*env) *cobra.Command) { registered = append(registered, c) }
 
-// args wraps a cobra positional-argument check so its error is a usage error.
+// args wraps a cobra positional-argument check so that its error is one
+// usage line saying what is missing or extra, and the command's usage line
+// ("search: missing QUERY (engram search QUERY...)"), not cobra's "requires
+// at least 1 arg(s), only received 0".
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
-		if err := check(cmd, a); err != nil {
-			return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}
+		if check(cmd, a) == nil {
+			return nil
 		}
-		return nil
+		usage := "usage: " + cmd.UseLine()
+		var operands []string
+		for _, w := range strings.Fields(cmd.Use)[1:] {
+			if strings.HasPrefix(w, "-") || w == "|" {
+				break
+			}
+			operands = append(operands, strings.TrimSuffix(w, "..."))
+		}
+		switch {
+		case len(operands) == 0:
+			return usagef("%s takes no arguments, got %q (%s)", cmd.Name(), strings.Join(a, " "), usage)
+		case len(a) == 0:
+			return usagef("%s: missing %s (%s)", cmd.Name(), strings.Join(operands, " "), usage)
+		}
+		return usagef("%s: %d arguments given, want one %s: quote an argument with spaces (%s)", cmd.Name(), len(a), strings.Join(operands, " "), usage)
 	}
 }
 

@@ -117,12 +117,12 @@ what was current then.`,
 	fl.StringVar(&f.since, "since", "", "created at or after: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h")
 	fl.StringVar(&f.until, "until", "", "created before: same forms as --since")
 	fl.StringVar(&f.fusion, "fusion", "", "rrf (reciprocal rank), rsf (relative score) or dbsf (distribution-based); default the embedding model's (rsf for the built-in)")
-	fl.Float64Var(&f.vectorWeight, "vector-weight", -1, "vector leg weight for this query (BM25's is 1)")
+	fl.Float64Var(&f.vectorWeight, "vector-weight", 0, "vector leg weight for this query, BM25's being 1 (default: the store's calibrated weight, else the model's)")
 	fl.Float64Var(&f.rrfK, "rrf-k", 0, "RRF's k for this query (default: the model's, 60 unless measured otherwise)")
 	fl.IntVar(&f.candidates, "candidates", 0, "per-leg candidate pool (default max(5×limit, 50))")
 	fl.BoolVar(&f.rerank, "rerank", false, "rerank the top candidates with the configured cross-encoder")
 	fl.BoolVar(&f.mmr, "mmr", false, "diversify with MMR over stored vectors")
-	fl.Float64Var(&f.lambda, "lambda", -1, "MMR λ: relevance vs diversity (default 0.7)")
+	fl.Float64Var(&f.lambda, "lambda", 0, "MMR λ: relevance vs diversity, 0 to 1 (default 0.7)")
 	fl.BoolVar(&f.hyde, "hyde", false, "embed an LLM-written hypothetical memory instead of the query")
 	fl.Float64Var(&f.minRel, "min-relevance", 0, "drop results whose relevance (0–1) is below this")
 	fl.BoolVar(&f.noRecord, "no-record", false, "do not count the relevant results as a use")
@@ -147,6 +147,9 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 	q.Episode = f.episode
 	if f.limit <= 0 {
 		return q, fmt.Errorf("--limit %d: must be at least 1", f.limit)
+	}
+	if f.budget < 0 {
+		return q, fmt.Errorf("--budget %d: must be 0 (unlimited) or more", f.budget)
 	}
 	q.Type, q.Scene, q.Source, q.Tags = f.typ, f.scene, f.source, f.tags
 	scope, err := memory.ParseScope(f.scope...)
