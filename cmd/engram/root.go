@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,7 +42,7 @@ The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), or a built-in mode
 name (minilm, static, glove), openai, ollama or none.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version(),
+		Version:       readBuild().short(),
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
 				return nil
@@ -68,37 +67,6 @@ name (minilm, static, glove), openai, ollama or none.`,
 		c.SilenceUsage = true
 	}
 	return root
-}
-
-// version names this build: the module version (a tagged release), else
-// "devel", with the commit and Go version it was built from when known.
-func version() string {
-	v := "devel"
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	if mv := info.Main.Version; mv != "" && mv != "(devel)" {
-		v = mv
-	}
-	var rev, dirty string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = ", modified"
-			}
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		return fmt.Sprintf("%s (commit %s%s, %s)", v, rev, dirty, info.GoVersion)
-	}
-	return fmt.Sprintf("%s (%s)", v, info.GoVersion)
 }
 
 // flagError is a flag parsing error as one usage line: an unknown flag names
