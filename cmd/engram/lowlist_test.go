@@ -16,6 +16,10 @@ func TestLowListUsage(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "low.db")
 	id := strings.TrimSpace(mustCLI(t, db, "", "add", "The deploy key lives in the vault"))
+	keys := filepath.Join(dir, "keys.json")
+	if err := os.WriteFile(keys, []byte(`{"keys": [{"key": "k1", "key": "k2", "scope": {"team": "a"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name   string
 		stdin  string
@@ -42,6 +46,16 @@ func TestLowListUsage(t *testing.T) {
 			stderr: "engram: import: " + dir + " is a directory: give a JSONL file, or - for standard input"},
 		{name: "negative budget", args: []string{"search", "deploy", "--context", "--budget", "-1"}, code: 2,
 			stderr: "engram: --budget -1: must be 0 (unlimited) or more"},
+		{name: "import: a wrong type in JSON's words", stdin: `{"text": "a", "tags": "x"}` + "\n", args: []string{"import", "-"}, code: 2,
+			stderr: `engram: invalid: line 1: field "tags": expected an array of strings, got a string (nothing imported`},
+		{name: "import: an integer field", stdin: `{"text": "a", "seq": 1.5, "episode": "e"}` + "\n", args: []string{"import", "-"}, code: 2,
+			stderr: `line 1: field "seq": expected an integer, got the number 1.5`},
+		{name: "import: a time that is not one", stdin: `{"text": "a", "created_at": "yesterday"}` + "\n", args: []string{"import", "-"}, code: 2,
+			stderr: `line 1: field "created_at": "yesterday" is not an RFC 3339 time`},
+		{name: "batch: a wrong type", stdin: `{"query": 3}` + "\n", args: []string{"search", "--batch", "-"}, code: 2,
+			stdout: `invalid query: field \"query\": expected a string, got a number`, stderr: "--batch: 1 of 1 lines were invalid"},
+		{name: "keys file with a field twice", args: []string{"serve", "--keys", keys}, code: 2,
+			stderr: `engram: --keys ` + keys + `: keys: field "keys[0].key" appears twice in the same object`},
 		{name: "empty import answers an empty list", args: []string{"import", "-", "--json"}, stdout: `"ids": []`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/jsonerr"
 	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
@@ -248,7 +249,7 @@ func batchQuery(base memory.Query, b []byte) (memory.Query, error) {
 	q := base
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(b, &keys); err != nil {
-		return q, fmt.Errorf("%w: not a JSON object: %v", engram.ErrInvalidQuery, err)
+		return q, fmt.Errorf("%w: not a JSON object: %v", engram.ErrInvalidQuery, jsonerr.Describe(err, b))
 	}
 	if _, ok := keys["scope"]; ok {
 		q.Scope = nil
@@ -259,7 +260,7 @@ func batchQuery(base memory.Query, b []byte) (memory.Query, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&q); err != nil {
-		return q, fmt.Errorf("%w: %v", engram.ErrInvalidQuery, strings.TrimPrefix(err.Error(), "json: "))
+		return q, fmt.Errorf("%w: %v", engram.ErrInvalidQuery, jsonerr.Describe(err, b, "since", "until", "as_of", "now"))
 	}
 	return q, nil
 }
