@@ -56,6 +56,10 @@ func TestLowListUsage(t *testing.T) {
 			stdout: `invalid query: field \"query\": expected a string, got a number`, stderr: "--batch: 1 of 1 lines were invalid"},
 		{name: "keys file with a field twice", args: []string{"serve", "--keys", keys}, code: 2,
 			stderr: `engram: --keys ` + keys + `: keys: field "keys[0].key" appears twice in the same object`},
+		{name: "add at the zero time", args: []string{"add", "x", "--at", "0001-01-01T00:00:00Z"}, code: 2,
+			stderr: `engram: --at: "0001-01-01T00:00:00Z" is the zero time, outside the years 1678 to 2261 a store can hold`},
+		{name: "import at the zero time", stdin: `{"text": "x", "created_at": "0001-01-01T00:00:00Z"}` + "\n", args: []string{"import", "-"}, code: 2,
+			stderr: `line 1: field "created_at": 0001-01-01T00:00:00Z is outside the years 1678 to 2261`},
 		{name: "empty import answers an empty list", args: []string{"import", "-", "--json"}, stdout: `"ids": []`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
