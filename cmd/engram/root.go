@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,6 +76,17 @@ name (minilm, static, glove), openai, ollama or none.`,
 // --limit?") and where the flags are listed.
 func flagError(cmd *cobra.Command, err error) error {
 	msg := err.Error()
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		// Not strconv's "strconv.ParseInt: parsing "abc": invalid syntax".
+		want := "a valid value"
+		if f := cmd.Flags().Lookup(strings.TrimPrefix(m[2], "--")); f != nil {
+			want = flagKinds[f.Value.Type()]
+			if want == "" {
+				want = "a valid value"
+			}
+		}
+		return usagef("%s %q: want %s", m[2], m[1], want)
+	}
 	name, ok := strings.CutPrefix(msg, "unknown flag: --")
 	if !ok {
 		return usageError{err}
@@ -108,6 +120,15 @@ func flagError(cmd *cobra.Command, err error) error {
 		return usagef("unknown flag --%s; did you mean %s? (%s)", name, strings.Join(best, " or "), help)
 	}
 	return usagef("unknown flag --%s (%s)", name, help)
+}
+
+// badFlagValue matches pflag's error for a value its flag cannot parse.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: `)
+
+// flagKinds words a flag's value type for an error.
+var flagKinds = map[string]string{
+	"int": "an integer", "int64": "an integer", "uint": "a whole number", "float64": "a number",
+	"bool": "true or false", "duration": "a duration such as 30s, 5m or 1h",
 }
 
 // editDistance is the Levenshtein distance between a and b.
