@@ -142,9 +142,13 @@ func shellWords(t *testing.T, line string) []string {
 // (--type is add's "note"), and search shows one default a flag, with no
 // sentinel (-1) standing for "not given". The goldens hold the help texts.
 func TestHelpDefaults(t *testing.T) {
-	for _, cmd := range []string{"update", "search"} {
+	for _, cmd := range []string{"update", "search", "engram"} {
 		t.Run(cmd, func(t *testing.T) {
-			out, errs, code := engramRun(t, "", "help", cmd)
+			args := []string{"help", cmd}
+			if cmd == "engram" {
+				args = []string{"--help"} // says how the legs are fused: by score unless --fusion rrf
+			}
+			out, errs, code := engramRun(t, "", args...)
 			if code != 0 || errs != "" {
 				t.Fatalf("exit %d: %s", code, errs)
 			}

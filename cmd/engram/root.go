@@ -35,8 +35,9 @@ func newRoot(e *env) *cobra.Command {
 		Use:   "engram",
 		Short: "Memory for LLM agents: hybrid BM25 + vector recall over one SQLite file",
 		Long: `Engram stores memories in one SQLite file and recalls them with a hybrid of
-BM25 keyword ranking and vector similarity, fused by score (each leg's scores
-scaled and weighted; search --fusion rrf fuses by rank), every result explained.
+BM25 keyword ranking and vector similarity, fused by score for the built-in
+models and by rank for served ones (search --fusion chooses), every result
+explained.
 
 The database is --db, else $ENGRAM_DB, else engram.db in the user's data directory;
 a weaviate://HOST:PORT?class=Memory URL there runs on a Weaviate server instead.
