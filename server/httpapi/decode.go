@@ -42,7 +42,7 @@ func decodeStrict(data []byte, v any, allowEmpty bool) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		return jsonErrorIn(err, data)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errorf(http.StatusBadRequest, CodeInvalidJSON, "the request body holds more than one JSON value")
@@ -50,8 +50,15 @@ func decodeStrict(data []byte, v any, allowEmpty bool) error {
 	return nil
 }
 
+// timeFields are the body fields that hold times, named by an error about one.
+var timeFields = []string{"created_at", "updated_at", "demand_at", "occurred_at", "since", "until", "as_of", "now"}
+
 // jsonError classifies an encoding/json error as an API error naming the field.
-func jsonError(err error) *Error {
+func jsonError(err error) *Error { return jsonErrorIn(err, nil) }
+
+// jsonErrorIn is jsonError for an error decoding data, whose time fields
+// name a time that does not parse.
+func jsonErrorIn(err error, data []byte) *Error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	var pe *time.ParseError
@@ -65,7 +72,7 @@ func jsonError(err error) *Error {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return errorf(http.StatusBadRequest, CodeUnknownField, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	case errors.As(err, &pe):
-		return errorf(http.StatusBadRequest, CodeBadRequest, "a time is not RFC 3339: %q", pe.Value)
+		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", jsonerr.Describe(err, data, timeFields...))
 	}
 	return errorf(http.StatusBadRequest, CodeBadRequest, "%s", strings.TrimPrefix(err.Error(), "json: "))
 }

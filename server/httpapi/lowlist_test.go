@@ -53,3 +53,21 @@ func TestEmptyImportIDs(t *testing.T) {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 }
+
+// TestJSONErrorsInJSONWords: a body field of the wrong kind, or a time that
+// does not parse, is a 400 naming the field and the kind of value it takes,
+// never a Go type.
+func TestJSONErrorsInJSONWords(t *testing.T) {
+	db := openDB(t, false)
+	_, ts := startServer(t, db, Config{})
+	for _, c := range []struct{ path, body, want string }{
+		{"/v1/memories", `{"text": "x", "tags": "a"}`, `field \"tags\": expected an array of strings, got a string`},
+		{"/v1/memories", `{"text": "x", "created_at": "yesterday"}`, `field \"created_at\": \"yesterday\" is not an RFC 3339 time`},
+		{"/v1/search", `{"query": "x", "limit": "3"}`, `field \"limit\": expected an integer, got a string`},
+	} {
+		r := call(t, ts.Client(), ts.URL, "POST", c.path, "", c.body)
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), c.want) || strings.Contains(string(r.body), "Go ") {
+			t.Errorf("%s %s: %d %s; want 400 with %s", c.path, c.body, r.status, r.body, c.want)
+		}
+	}
+}
