@@ -64,6 +64,8 @@ func TestLowListUsage(t *testing.T) {
 			stderr: `engram: --at: "0001-01-01T00:00:00Z" is the zero time, outside the years 1678 to 2261 a store can hold`},
 		{name: "import at the zero time", stdin: `{"text": "x", "created_at": "0001-01-01T00:00:00Z"}` + "\n", args: []string{"import", "-"}, code: 2,
 			stderr: `line 1: field "created_at": 0001-01-01T00:00:00Z is outside the years 1678 to 2261`},
+		{name: "a cursor that does not decode", args: []string{"list", "--cursor", "%%%"}, code: 2,
+			stderr: `engram: invalid: cursor "%%%" is not one a listing returned`},
 		{name: "empty import answers an empty list", args: []string{"import", "-", "--json"}, stdout: `"ids": []`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
