@@ -46,6 +46,9 @@ func Main(m *testing.M) int {
 // itself: to stderr, and to the terminal when there is one.
 func Done() {
 	Report(os.Stderr)
+	if testing.Verbose() {
+		return // -v shows stderr: once is enough
+	}
 	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 		Report(tty)
 		tty.Close()
