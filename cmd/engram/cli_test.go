@@ -140,7 +140,7 @@ func TestCLIBadInput(t *testing.T) {
 		{"bad as-of", db, "", []string{"search", "x", "--as-of", "someday"}, "--as-of"},
 		{"neighbours too many", db, "", []string{"search", "x", "--neighbours", "21"}, "neighbours 21"},
 		{"delete unknown id", db, "", []string{"delete", "01NOPE"}, "not found"},
-		{"missing text", db, "", []string{"add"}, "accepts 1 arg"},
+		{"missing text", db, "", []string{"add"}, "add: missing TEXT|- (usage: engram add TEXT|- [flags])"},
 		{"empty text", db, "", []string{"add", " "}, "text"},
 		{"bad metadata", db, "", []string{"add", "x", "--metadata", "[1]"}, "metadata"},
 		{"malformed jsonl", db, "{\"text\":\"ok\"}\n{\"text\": 5}\n", []string{"import", "-"}, "line 2"},

@@ -403,6 +403,7 @@ func (r *run) finish(cands []*candidate) {
 		}
 		ex := c.explain
 		ex.RRF = round(ex.RRF, 8)
+		ex.Fused = ex.RRF
 		res := memory.ResultOf(c.m)
 		res.Score, res.Explain = round(c.score, 8), &ex
 		r.resp.Results = append(r.resp.Results, res)

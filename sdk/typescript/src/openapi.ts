@@ -627,6 +627,12 @@ export interface components {
                 rank?: number;
                 cosine?: number;
             } | null;
+            /** @description the fused score before boosts, of the fusion the response's fusion.method names (rsf, rrf or dbsf) */
+            fused: number;
+            /**
+             * @deprecated
+             * @description the same as fused, under its first name: not a reciprocal-rank score unless fusion.method is rrf
+             */
             rrf: number;
             boosts: {
                 favorite?: number;

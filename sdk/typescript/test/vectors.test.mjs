@@ -106,7 +106,7 @@ test("shared vectors", async () => {
       }
       subset("", exp.json ?? {}, res);
       if (cs.op === "search" || cs.op === "inject") {
-        for (const r of res.results) assert.ok(r.explain && "bm25" in r.explain && "boosts" in r.explain);
+        for (const r of res.results) assert.ok(r.explain && "bm25" in r.explain && "boosts" in r.explain && r.explain.fused === r.explain.rrf);
       }
     } catch (e) {
       failures.push(`case ${i} ${JSON.stringify(cs.name)}: ${e.message}`);

@@ -210,7 +210,10 @@ class Explain:
 
     bm25: LegBM25 | None = None
     vector: LegVector | None = None
+    fused: float = 0.0
+    """The fused score before boosts, of the fusion ``Response.fusion.method`` names."""
     rrf: float = 0.0
+    """Deprecated: the same as ``fused`` under its first name (not an RRF score under rsf or dbsf)."""
     boosts: Boosts = field(default_factory=Boosts)
     relevance: float = 0.0
     rerank: Rerank | None = None

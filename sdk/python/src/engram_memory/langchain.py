@@ -2,7 +2,7 @@
 
 Each result becomes a ``Document`` whose page_content is the memory's text and
 whose metadata holds its id, type, scope, tags, score and the search's
-explanation (``explain``: bm25, vector, rrf, boosts, relevance, ...) as plain
+explanation (``explain``: bm25, vector, fused, boosts, relevance, ...) as plain
 JSON, plus the strategy that ran; a memory of an episode adds its episode,
 seq, speaker and occurred_at (and ``neighbours``, as JSON, when the search
 asked for them), a superseded one superseded_by.
