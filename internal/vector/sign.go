@@ -50,7 +50,7 @@ import (
 // power of two, at least 256 (one 32-byte block of bits).
 func signDim(dim int) int {
 	d := 256
-	for d < dim {
+	for d < dim && d <= math.MaxInt/2 {
 		d *= 2
 	}
 	return d
@@ -64,6 +64,9 @@ const signMaxDim = 4096
 // signCols is the bytes of bits a row of dim components keeps, 0 when the
 // dimension is too large for sketches.
 func signCols(dim int) int {
+	if dim > signMaxDim {
+		return 0
+	}
 	if d := signDim(dim); d <= signMaxDim {
 		return d / 8
 	}

@@ -54,8 +54,11 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 		r.Corruptf("vector snapshot version %d, want %d", v, snapshotVersion)
 	}
 	dim := r.Uint64()
-	if r.Err() == nil && (dim < 1 || dim > 1<<20) {
-		r.Corruptf("vector snapshot: dimension %d", dim)
+	if dim < 1 || dim > 1<<20 {
+		if r.Err() == nil {
+			r.Corruptf("vector snapshot: dimension %d", dim)
+		}
+		dim = 1 // what follows reads nothing (r has failed): sizes stay small
 	}
 	ix := &Index{dim: int(dim)}
 	ix.rowDoc = r.Uint32s()
