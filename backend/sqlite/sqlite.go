@@ -482,3 +482,11 @@ func (b *Backend) RowsRead() int64 { return b.st.RowsRead() }
 // for reports (engram bench): it reads every memory under the index's read
 // lock.
 func (b *Backend) Footprint() index.Footprint { return b.mi.Footprint() }
+
+// QueryTerms is the mirror's (backend.QueryTermer).
+func (b *Backend) QueryTerms(ctx context.Context, text string, scope map[string]string) ([]backend.TermCount, int, error) {
+	if err := b.Warm(ctx); err != nil {
+		return nil, 0, err
+	}
+	return b.mi.QueryTerms(ctx, text, scope)
+}

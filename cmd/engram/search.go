@@ -97,7 +97,7 @@ what was current then.`,
 				e.printHints(degradedHints(resp.Degraded))
 				if f.context {
 					// Long memories as excerpts: the passage that best matches the query.
-					q := excerpt.NewQuery(tokenize.New(tokenize.DefaultOptions()), base.Query)
+					q := excerpt.ForResponse(tokenize.New(tokenize.DefaultOptions()), base.Query, resp.Reduced)
 					_, text := format.FitContext(resp.Results, format.ContextOptions{Budget: f.budget, Passage: q.Passage})
 					_, err := io.WriteString(e.stdout, text)
 					return err

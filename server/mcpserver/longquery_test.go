@@ -1,0 +1,39 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLongQuery: memory_search with a 5 MB query answers, says it was
+// reduced, and does not echo the query into the model's context.
+func TestLongQuery(t *testing.T) {
+	cs := connectInMemory(t, openDB(t))
+	ok(t, cs, "memory_add", map[string]any{"text": "The kubernetes cluster upgrade needs the staging nodes drained first"}, nil)
+	var b strings.Builder
+	for i := 0; b.Len() < 5<<20; i++ {
+		if i%50 == 0 {
+			b.WriteString("the kubernetes cluster upgrade failed on the staging nodes. ")
+			continue
+		}
+		fmt.Fprintf(&b, "w%x ", i*2654435761%(1<<24))
+	}
+	prompt := strings.TrimSpace(b.String())
+	start := time.Now()
+	var resp struct {
+		Reduced *struct{ Kept []string }
+		Results []struct{ Text string }
+	}
+	txt := ok(t, cs, "memory_search", map[string]any{"query": prompt, "min_relevance": 0}, &resp)
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("took %v", took)
+	}
+	if resp.Reduced == nil || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "kubernetes") {
+		t.Errorf("reduced %v, results %v: want a reduction and the upgrade memory first", resp.Reduced, resp.Results)
+	}
+	if len(txt) > 16<<10 || !strings.Contains(txt, fmt.Sprintf("(%d bytes)", len(prompt))) {
+		t.Errorf("text of %d bytes, want a short one naming the query's length: %.300s", len(txt), txt)
+	}
+}
