@@ -80,12 +80,12 @@ func (r *run) reduce(ctx context.Context) error {
 	r.terms = red.Kept
 	r.resp.Reduced = red
 	red.Sampled = len(text)
-	in := "its"
+	in := ""
 	if len(text) < len(r.q.Query) {
-		in = fmt.Sprintf("the %d in a sample of %d bytes spread over it:", red.Distinct, red.Sampled)
+		in = fmt.Sprintf(" in a sample of %d bytes spread over it", red.Sampled)
 	}
-	r.degrade("query", fmt.Errorf("long query (%d bytes, over %d): the BM25 leg searched the %d most discriminative of %s %d distinct terms (%d with repeats); the vector leg, dates, HyDE and rerank read its first %d bytes",
-		red.Bytes, LongQueryBytes, len(red.Kept), in, red.Distinct, red.Terms, red.Window))
+	r.degrade("query", fmt.Errorf("long query (%d bytes, over %d): the BM25 leg searched the %d most discriminative of its %d distinct terms%s (%d with repeats); the vector leg, dates, HyDE and rerank read its first %d bytes",
+		red.Bytes, LongQueryBytes, len(red.Kept), red.Distinct, in, red.Terms, red.Window))
 	return nil
 }
 

@@ -23,6 +23,7 @@ func TestLongQuery(t *testing.T) {
 	prompt := strings.TrimSpace(b.String())
 	start := time.Now()
 	var resp struct {
+		Query   string
 		Reduced *struct{ Kept []string }
 		Results []struct{ Text string }
 	}
@@ -32,6 +33,9 @@ func TestLongQuery(t *testing.T) {
 	}
 	if resp.Reduced == nil || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "kubernetes") {
 		t.Errorf("reduced %v, results %v: want a reduction and the upgrade memory first", resp.Reduced, resp.Results)
+	}
+	if len(resp.Query) > 1<<10 {
+		t.Errorf("structured content echoes %d bytes of the query", len(resp.Query))
 	}
 	if len(txt) > 16<<10 || !strings.Contains(txt, fmt.Sprintf("(%d bytes)", len(prompt))) {
 		t.Errorf("text of %d bytes, want a short one naming the query's length: %.300s", len(txt), txt)

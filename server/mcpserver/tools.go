@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/format"
 	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
 )
@@ -71,7 +72,13 @@ func (t tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInpu
 	if budget <= 0 {
 		budget = DefaultSearchBudget
 	}
-	return textResult(searchText(resp, budget)), resp, nil
+	text := searchText(resp, budget)
+	if resp.Reduced != nil {
+		// The model sent the query: a long one's echo would only double
+		// what goes back into its context.
+		resp.Query = format.ShownQuery(resp)
+	}
+	return textResult(text), resp, nil
 }
 
 // query turns the arguments into an engram query, applying defaults.
