@@ -161,7 +161,12 @@ func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memo
 // not stored, and existing names that memory's id (the least, when several
 // have them). The check and the write are one step among this process's
 // calls (its lock), not against other processes' writes.
-func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) ([]string, error) {
+//
+// Unlike SQLite's, the look-up is still by content hash (name, description
+// and text: memory.ContentHash), a property every stored object has; the
+// text key (memory.TextKey) would need a new property and a schema upgrade.
+// A repeat found is merged by merge as on SQLite.
+func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool, merge backend.MergeFunc) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -204,10 +209,40 @@ func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems 
 		}
 	}
 	var rest []*memory.Memory
+	merged := map[string]int{} // key -> index in rest of a stored memory merged into
 	for i, m := range mems {
 		if i < len(mergeable) && mergeable[i] {
 			if id, ok := stored[m.ContentHash+"\x00"+memory.ScopeJSON(m.Scope)]; ok {
 				existing[i] = id
+				if merge == nil {
+					continue
+				}
+				key := memory.Key(id, m.Scope)
+				var old *memory.Memory
+				if j, ok := merged[key]; ok {
+					old = rest[j]
+				} else {
+					got, err := b.resolve(ctx, m.Scope, []string{id}, true)
+					if err != nil {
+						return nil, fmt.Errorf("read the memory %s a repeat merges into: %w", id, err)
+					}
+					if old = got[id]; old == nil {
+						return nil, fmt.Errorf("the memory %s a repeat merges into is gone", id)
+					}
+				}
+				upd, err := merge(i, old)
+				if err != nil {
+					return nil, fmt.Errorf("merge memory %d into %s: %w", i+1, id, err)
+				}
+				if upd == nil {
+					continue
+				}
+				if j, ok := merged[key]; ok {
+					rest[j] = upd
+				} else {
+					merged[key] = len(rest)
+					rest = append(rest, upd)
+				}
 				continue
 			}
 		}

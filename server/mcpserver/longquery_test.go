@@ -41,3 +41,18 @@ func TestLongQuery(t *testing.T) {
 		t.Errorf("text of %d bytes, want a short one naming the query's length: %.300s", len(txt), txt)
 	}
 }
+
+// TestAddRepeat: memory_add of a text a memory already holds in the scope
+// merges into it and says what changed.
+func TestAddRepeat(t *testing.T) {
+	cs := connectInMemory(t, openDB(t))
+	var first, again AddOutput
+	ok(t, cs, "memory_add", map[string]any{"text": "Prefers dark themes", "name": "Theme", "tags": []string{"ui"}}, &first)
+	txt := ok(t, cs, "memory_add", map[string]any{"text": "Prefers  dark themes", "tags": []string{"editor"}, "favorite": true}, &again)
+	if again.ID != first.ID || again.Merged == nil || !again.Merged.Favorite || len(again.Merged.Tags) != 1 {
+		t.Fatalf("repeat: %+v", again)
+	}
+	if want := "Not stored again: memory " + first.ID + " already holds this text in this scope. Merged into it: tags editor; favorite."; txt != want {
+		t.Fatalf("text %q, want %q", txt, want)
+	}
+}

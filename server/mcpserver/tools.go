@@ -48,6 +48,10 @@ type AddOutput struct {
 	// Embedded is false when the embedder failed; Deferred then says why.
 	Embedded bool   `json:"embedded"`
 	Deferred string `json:"deferred,omitempty"`
+	// Merged is set when a memory already held this text in this scope:
+	// nothing was stored, the repeat was merged into it (ID), and what
+	// changed is listed.
+	Merged *engram.Merge `json:"merged,omitempty"`
 }
 
 // DeleteOutput is memory_delete's structured result.
@@ -141,6 +145,10 @@ func (t tools) add(ctx context.Context, _ *mcp.CallToolRequest, in AddInput) (*m
 	}
 	out := &AddOutput{ID: res.IDs[0], Embedded: res.Embedded == 1, Deferred: res.Deferred}
 	text := "Stored memory " + out.ID + "."
+	if len(res.Merged) == 1 {
+		out.Merged = &res.Merged[0]
+		text = mergeText(res.Merged[0])
+	}
 	if out.Deferred != "" {
 		text += " It is searchable by keywords now; its vector is deferred: " + out.Deferred
 	}
@@ -371,4 +379,29 @@ func (t tools) addEpisode(ctx context.Context, _ *mcp.CallToolRequest, in Episod
 		text += " They are searchable by keywords now; their vectors are deferred: " + out.Deferred
 	}
 	return textResult(text), out, nil
+}
+
+// mergeText says what became of a memory_add that repeated a stored memory.
+func mergeText(mg engram.Merge) string {
+	text := "Not stored again: memory " + mg.ID + " already holds this text in this scope."
+	var added []string
+	if len(mg.Tags) > 0 {
+		added = append(added, "tags "+strings.Join(mg.Tags, ", "))
+	}
+	if mg.Favorite {
+		added = append(added, "favorite")
+	}
+	if len(mg.Metadata) > 0 {
+		added = append(added, "metadata "+strings.Join(mg.Metadata, ", "))
+	}
+	if mg.Type != "" {
+		added = append(added, "type "+mg.Type)
+	}
+	if len(added) > 0 {
+		text += " Merged into it: " + strings.Join(added, "; ") + "."
+	}
+	if len(mg.Kept) > 0 {
+		text += " It keeps its own " + strings.Join(mg.Kept, ", ") + " (memory_update changes them)."
+	}
+	return text
 }
