@@ -199,7 +199,7 @@ func (e *env) searchBatch(cmd *cobra.Command, db store, base memory.Query, path 
 		in = f
 	}
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	sc.Buffer(make([]byte, 64<<10), maxHookInput+64<<10) // a query line as long as a hook's prompt
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
 	line, failed := 0, 0
