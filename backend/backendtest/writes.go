@@ -258,6 +258,16 @@ func testPutMerging(t *testing.T, s suite) {
 	if get(t, b, nil, "04A") != nil || get(t, b, nil, "04B") == nil {
 		t.Fatal("PutMerging with merge stored the repeat, or not the new memory")
 	}
+	// A repeat is found by its text normalised (memory.TextKey), whatever
+	// its name: another name, other white space.
+	named := mem("06A", "spaced  words\nhere", teamA)
+	named.Name = "a name"
+	named.ContentHash = named.ComputeHash()
+	put(t, b, nil, named)
+	existing, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("06B", " spaced words here ", teamA)}, []bool{true}, nil)
+	if err != nil || !reflect.DeepEqual(existing, []string{"06A"}) {
+		t.Fatalf("PutMerging of the same text, normalised, without the name: %q, %v", existing, err)
+	}
 	// A failing merge fails the call: nothing of it is stored.
 	_, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("05A", "brand new", teamA), mem("05B", "other words", teamA)}, []bool{true, true},
 		func(int, *memory.Memory) (*memory.Memory, error) { return nil, errors.New("refused") })
