@@ -44,11 +44,12 @@ const (
 	pDemand   = "demand"
 	pDemandAt = "demand_at"
 	pHash     = "content_hash"
-	// pTextKey is memory.TextKey of the text: what a repeat is found by
-	// (Backend.PutMerging). Written, never read back into a memory.
-	pTextKey = "text_key"
 	pModel    = "embed_model"
 	pDim      = "embed_dim"
+
+	// Schema 4: pTextKey is memory.TextKey of the text, what a repeat is
+	// found by (Backend.PutMerging). Written, never read back into a memory.
+	pTextKey = "text_key"
 
 	// Schema 3: episodes, time and supersession.
 	pEpisode    = "episode"
