@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/memory"
 )
 
 // TestExactDuplicatesMerged: the same content in the same scope, given
@@ -33,7 +34,7 @@ func TestExactDuplicatesMerged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprint([]engram.Merge{{Index: 0, ID: orig}, {Index: 3, ID: res.IDs[2]}})
+	want := fmt.Sprint([]engram.Merge{{Index: 0, ID: orig, MergeChanges: memory.MergeChanges{Type: "preference"}}, {Index: 3, ID: res.IDs[2]}})
 	if fmt.Sprint(res.Merged) != want || res.IDs[0] != orig || res.IDs[3] != res.IDs[2] || res.IDs[4] != "mine" {
 		t.Fatalf("merged %v (want %s), ids %v", res.Merged, want, res.IDs)
 	}

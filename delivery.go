@@ -247,7 +247,7 @@ func (v view) Inject(ctx context.Context, prompt string, opt InjectOptions) (*In
 		return nil, err
 	}
 	inj := &Injection{Strategy: resp.Strategy, Degraded: resp.Degraded, MinRelevance: resp.MinRelevance}
-	eq := excerpt.ForPrompt(prompt)
+	eq := excerpt.ForResponse(excerpt.DefaultTokenizer(), prompt, resp.Reduced)
 	inj.Results, inj.Text = format.FitContext(resp.Results, format.ContextOptions{Budget: opt.Budget, Passage: eq.Passage})
 	if !opt.NoRecord {
 		// What was delivered, and relevant: under an explicit bar below the

@@ -37,14 +37,19 @@ type AddResult struct {
 	Merged []Merge `json:"merged,omitempty"`
 }
 
-// Merge is a memory Add did not store because one with the same name,
-// description and text (content hash) in exactly the same scope was already
-// stored, or given earlier in the same call: Index is its position in the
-// call (0-based, as in IDs), ID the memory it was merged into. Only memories
-// given without an id are merged: one with an id is stored under it.
+// Merge is a memory Add did not store because one with the same text
+// (memory.NormalText: NFC, white space collapsed; name and description not
+// compared) in exactly the same scope was already stored, or given earlier
+// in the same call: Index is its position in the call (0-based, as in IDs),
+// ID the memory it was merged into. Only memories given without an id are
+// merged: one with an id is stored under it. The repeat's new tags,
+// favorite, metadata keys and type are merged into that memory (in the same
+// write as the look-up), and the embedded MergeChanges say which, and which
+// of its other fields were not applied (Kept).
 type Merge struct {
 	Index int    `json:"index"`
 	ID    string `json:"id"`
+	memory.MergeChanges
 }
 
 // NewID returns a new sortable unique id (a ULID).
@@ -98,24 +103,35 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 		}
 	}
 	merger, canMerge := v.e.be.(backend.Merger)
-	// Exact repeats within the call go to their first copy; the rest are
-	// checked against the store inside its write.
+	// Exact repeats within the call merge into their first copy; the rest
+	// are checked against the store, and merged, inside its write.
 	into := make([]int, len(mems)) // index of the copy memory i repeats, or -1
 	mergeable := make([]bool, len(mems))
+	changes := make([]memory.MergeChanges, len(mems))
 	first := map[string]int{}
 	var todo []*memory.Memory
+	var todoAt []int // todoAt[k] is the index in mems of todo[k]
 	for i, m := range prepared {
 		into[i] = -1
 		if canMerge && mems[i].ID == "" && m.Episode == "" { // a turn said twice is two turns
 			mergeable[i] = true
-			key := m.ContentHash + "\x00" + memory.FormatScope(m.Scope)
+			key := memory.TextKey(m.Text) + "\x00" + memory.ScopeJSON(m.Scope)
 			if j, ok := first[key]; ok {
 				into[i] = j
+				upd, ch, err := memory.MergeRepeat(prepared[j], m, mems[i].Type != "", now)
+				if err != nil {
+					return res, fmt.Errorf("memory %d: %w", i+1, err)
+				}
+				if upd != nil {
+					*prepared[j] = *upd // todo holds prepared[j]
+				}
+				changes[i] = ch
 				continue
 			}
 			first[key] = i
 		}
 		todo = append(todo, m)
+		todoAt = append(todoAt, i)
 	}
 	before := make([]*memory.Embedding, len(todo))
 	for k, m := range todo {
@@ -138,8 +154,19 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 				flags = append(flags, mergeable[i])
 			}
 		}
+		// The rule (memory.MergeRepeat) runs inside the backend's write, on
+		// the stored memory as it is then.
+		merge := func(k int, stored *memory.Memory) (*memory.Memory, error) {
+			i := todoAt[k]
+			upd, ch, err := memory.MergeRepeat(stored, todo[k], mems[i].Type != "", now)
+			if err != nil {
+				return nil, err
+			}
+			changes[i] = ch
+			return upd, nil
+		}
 		var err error
-		if existing, err = merger.PutMerging(ctx, v.scope, todo, flags); err != nil {
+		if existing, err = merger.PutMerging(ctx, v.scope, todo, flags, merge); err != nil {
 			return res, err
 		}
 	} else if err := v.e.be.Put(ctx, v.scope, todo); err != nil {
@@ -152,7 +179,7 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 		}
 		if existing[k] != "" {
 			ids[i] = existing[k]
-			res.Merged = append(res.Merged, Merge{Index: i, ID: ids[i]})
+			res.Merged = append(res.Merged, Merge{Index: i, ID: ids[i], MergeChanges: changes[i]})
 		} else if embeddedNow[k] {
 			res.Embedded++
 		}
@@ -161,7 +188,7 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 	for i := range prepared {
 		if j := into[i]; j >= 0 {
 			ids[i] = ids[j]
-			res.Merged = append(res.Merged, Merge{Index: i, ID: ids[i]})
+			res.Merged = append(res.Merged, Merge{Index: i, ID: ids[i], MergeChanges: changes[i]})
 		}
 	}
 	slices.SortFunc(res.Merged, func(a, b Merge) int { return a.Index - b.Index })

@@ -124,6 +124,11 @@ type LegQuery struct {
 	K int
 	// Text is the BM25 leg's query text; empty means no BM25 leg.
 	Text string
+	// Terms, when not nil, are the BM25 leg's query terms, already
+	// tokenized by the backend's QueryTerms: a long query's reduced terms
+	// (Text then holds them joined by spaces, for a backend that reads
+	// only Text).
+	Terms []string
 	// Vector is the vector leg's query (L2-normalised, of Model's dimension);
 	// nil means no vector leg.
 	Vector []float32
@@ -189,4 +194,41 @@ type EmbeddingUpdate struct {
 	ID        string
 	Hash      string
 	Embedding *memory.Embedding // nil clears it
+}
+
+// QueryTermer is a backend that tokenizes a query as its keyword leg does
+// and tells how many memories hold each term: the engine reduces a long query
+// to its most discriminative terms with it (internal/recall, "Long queries").
+// A backend without it gets a reduction by the default tokenizer and the
+// terms' counts in the query alone.
+type QueryTermer interface {
+	// QueryTerms returns the distinct index terms of text in order of first
+	// appearance, each with its count in text and the number of memories in
+	// scope (nil: the whole store) that hold it, and the number of memories
+	// in scope.
+	QueryTerms(ctx context.Context, text string, scope map[string]string) ([]TermCount, int, error)
+}
+
+// TermCount is one distinct term of a query.
+type TermCount struct {
+	Term  string
+	Count int // occurrences in the query
+	// DF is how many memories hold the term; -1 when the backend cannot say.
+	DF int
+}
+
+// CountTerms merges repeated terms: the distinct terms in order of first
+// appearance with their counts, DF -1 (unknown).
+func CountTerms(terms []string) []TermCount {
+	at := make(map[string]int, 256)
+	var out []TermCount
+	for _, t := range terms {
+		if i, ok := at[t]; ok {
+			out[i].Count++
+			continue
+		}
+		at[t] = len(out)
+		out = append(out, TermCount{Term: t, Count: 1, DF: -1})
+	}
+	return out
 }

@@ -167,12 +167,21 @@ type Tally struct {
 
 // Merger is a backend that stores memories unless an exact duplicate is
 // already stored, checked and written in one all-or-nothing unit: a memory i
-// with mergeable[i] whose content hash and scope equal a stored memory's is
-// not stored, and existing[i] is that memory's id ("" for one stored). Put's
-// other rules hold. Without it the engine stores duplicates.
+// with mergeable[i] whose text key (memory.TextKey) and exact scope equal a
+// stored memory's (the least id, when several do) is not stored, and
+// existing[i] is that memory's id ("" for one stored). merge, when not nil,
+// is called with i and the stored memory (whole, its vector included) inside
+// that unit; what it returns (nil: nothing) replaces the stored memory in
+// the same write, so a concurrent change is never lost. Put's other rules
+// hold. Without Merger the engine stores duplicates.
 type Merger interface {
-	PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, err error)
+	PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool, merge MergeFunc) (existing []string, err error)
 }
+
+// MergeFunc gives what a stored memory becomes when memory i of a
+// PutMerging call repeats it: the engine's rule (memory.MergeRepeat); nil
+// for no change. The stored memory is the callee's to change.
+type MergeFunc func(i int, stored *memory.Memory) (*memory.Memory, error)
 
 // Pinger is a backend on a server that can be down: Ping asks whether it
 // answers now (a server's /readyz asks before it says ready). A backend

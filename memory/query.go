@@ -104,8 +104,31 @@ type Response struct {
 	MinRelevance float64 `json:"min_relevance,omitempty"`
 	BelowBar     int     `json:"below_bar,omitempty"`
 	// Time lists the date phrases read in the query and their windows.
-	Time    []TimeWindow `json:"time,omitempty"`
-	Results []Result     `json:"results"`
+	Time []TimeWindow `json:"time,omitempty"`
+	// Reduced says how a long query was cut to bounded work; nil for a
+	// query short enough to run whole.
+	Reduced *Reduced `json:"reduced,omitempty"`
+	Results []Result `json:"results"`
+}
+
+// Reduced is what a long query (over recall's LongQueryBytes) was cut to
+// before any leg ran: its distinct keyword terms merged, the most
+// discriminative of them kept, and a window of its head for the rest.
+type Reduced struct {
+	// Bytes is the query's length.
+	Bytes int `json:"bytes"`
+	// Sampled is the bytes its terms were counted in: Bytes, or a sample
+	// spread over a longer query (recall's TermSampleBytes).
+	Sampled int `json:"sampled"`
+	// Terms is the keyword terms counted, repeats included; Distinct
+	// without them.
+	Terms    int `json:"terms"`
+	Distinct int `json:"distinct"`
+	// Kept is the terms the BM25 leg searched, in order of first appearance.
+	Kept []string `json:"kept"`
+	// Window is the bytes of the query's head that the vector leg, date
+	// reading, HyDE and rerank read.
+	Window int `json:"window"`
 }
 
 // FusionInfo says how the legs were merged.

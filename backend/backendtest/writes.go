@@ -3,6 +3,7 @@ package backendtest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -223,7 +224,7 @@ func testPutMerging(t *testing.T, s suite) {
 	// another scope, a new text, or a memory not mergeable are stored.
 	in := []*memory.Memory{mem("02A", "the same words", teamA), mem("02B", "the same words", teamB),
 		mem("02C", "other words", teamA), mem("02D", "the same words", teamA)}
-	existing, err := mg.PutMerging(ctx, nil, in, []bool{true, true, true, false})
+	existing, err := mg.PutMerging(ctx, nil, in, []bool{true, true, true, false}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +235,43 @@ func testPutMerging(t *testing.T, s suite) {
 		t.Fatalf("after PutMerging: %v", got)
 	}
 	// Outside the caller's scope: refused, nothing stored.
-	_, err = mg.PutMerging(ctx, teamA, []*memory.Memory{mem("03A", "new", teamA), mem("03B", "planted", teamB)}, []bool{true, true})
+	_, err = mg.PutMerging(ctx, teamA, []*memory.Memory{mem("03A", "new", teamA), mem("03B", "planted", teamB)}, []bool{true, true}, nil)
 	if !errors.Is(err, memory.ErrInvalid) || get(t, b, nil, "03A") != nil {
 		t.Fatalf("PutMerging outside the scope: %v", err)
+	}
+	// merge gets the stored memory whole, inside the write; what it returns
+	// replaces it there, and nothing else of the repeat is stored.
+	var got []string
+	existing, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("04A", "other words", teamA), mem("04B", "fresh words", teamA)}, []bool{true, true},
+		func(i int, stored *memory.Memory) (*memory.Memory, error) {
+			got = append(got, fmt.Sprintf("%d:%s:%v", i, stored.ID, stored.Embedding != nil))
+			upd := clone(stored)
+			upd.Tags, upd.Favorite = []string{"merged"}, true
+			return upd, nil
+		})
+	if err != nil || !reflect.DeepEqual(existing, []string{"02C", ""}) || !reflect.DeepEqual(got, []string{"0:02C:true"}) {
+		t.Fatalf("PutMerging with merge: existing %q, merge calls %q, %v", existing, got, err)
+	}
+	if m := get(t, b, nil, "02C"); !m.Favorite || !reflect.DeepEqual(m.Tags, []string{"merged"}) || m.Text != "other words" || m.Embedding == nil {
+		t.Fatalf("merged memory as stored: %+v", m)
+	}
+	if get(t, b, nil, "04A") != nil || get(t, b, nil, "04B") == nil {
+		t.Fatal("PutMerging with merge stored the repeat, or not the new memory")
+	}
+	// A repeat is found by its text normalised (memory.TextKey), whatever
+	// its name: another name, other white space.
+	named := mem("06A", "spaced  words\nhere", teamA)
+	named.Name = "a name"
+	named.ContentHash = named.ComputeHash()
+	put(t, b, nil, named)
+	existing, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("06B", " spaced words here ", teamA)}, []bool{true}, nil)
+	if err != nil || !reflect.DeepEqual(existing, []string{"06A"}) {
+		t.Fatalf("PutMerging of the same text, normalised, without the name: %q, %v", existing, err)
+	}
+	// A failing merge fails the call: nothing of it is stored.
+	_, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("05A", "brand new", teamA), mem("05B", "other words", teamA)}, []bool{true, true},
+		func(int, *memory.Memory) (*memory.Memory, error) { return nil, errors.New("refused") })
+	if err == nil || get(t, b, nil, "05A") != nil {
+		t.Fatalf("a failing merge: %v, 05A stored %v", err, get(t, b, nil, "05A") != nil)
 	}
 }

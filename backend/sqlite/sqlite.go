@@ -204,20 +204,15 @@ func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memo
 	return b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: mems})
 }
 
-// PutMerging stores the memories that repeat none already stored, in one
-// write, and puts them straight into the index.
-func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) ([]string, error) {
-	existing, first, last, err := b.st.PutMerging(ctx, scope, mems, mergeable)
+// PutMerging stores the memories that repeat none already stored and the
+// merges of those that do, in one write, and puts them straight into the
+// index.
+func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool, merge backend.MergeFunc) ([]string, error) {
+	existing, written, first, last, err := b.st.PutMerging(ctx, scope, mems, mergeable, merge)
 	if err != nil {
 		return nil, err
 	}
-	stored := make([]*memory.Memory, 0, len(mems))
-	for i, m := range mems {
-		if existing[i] == "" {
-			stored = append(stored, m)
-		}
-	}
-	return existing, b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: stored})
+	return existing, b.mi.ApplyOwn(ctx, mirror.Own{First: first, Last: last, Put: written})
 }
 
 // Delete removes memories from the file and the index.
@@ -482,3 +477,11 @@ func (b *Backend) RowsRead() int64 { return b.st.RowsRead() }
 // for reports (engram bench): it reads every memory under the index's read
 // lock.
 func (b *Backend) Footprint() index.Footprint { return b.mi.Footprint() }
+
+// QueryTerms is the mirror's (backend.QueryTermer).
+func (b *Backend) QueryTerms(ctx context.Context, text string, scope map[string]string) ([]backend.TermCount, int, error) {
+	if err := b.Warm(ctx); err != nil {
+		return nil, 0, err
+	}
+	return b.mi.QueryTerms(ctx, text, scope)
+}

@@ -157,11 +157,13 @@ func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memo
 }
 
 // PutMerging stores the memories that repeat none already stored: a
-// mergeable memory whose content hash and exact scope a stored memory has is
-// not stored, and existing names that memory's id (the least, when several
-// have them). The check and the write are one step among this process's
-// calls (its lock), not against other processes' writes.
-func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) ([]string, error) {
+// mergeable memory whose text key (memory.TextKey) and exact scope a stored
+// memory has is not stored, and existing names that memory's id (the least,
+// when several have them); merge, when not nil, gives what that memory
+// becomes, written with the memories stored. The check, the merge and the
+// write are one step among this process's calls (its lock), not against
+// other processes' writes.
+func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool, merge backend.MergeFunc) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -172,18 +174,20 @@ func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems 
 	defer b.rmw.Unlock()
 	existing := make([]string, len(mems))
 	byTenant := map[string][]string{}
+	keys := make([]string, len(mems))
 	for i, m := range mems {
-		if i < len(mergeable) && mergeable[i] && m.ContentHash != "" {
+		if i < len(mergeable) && mergeable[i] {
+			keys[i] = memory.TextKey(m.Text)
 			t := b.s.tenantOf(m.Scope)
-			byTenant[t] = append(byTenant[t], m.ContentHash)
+			byTenant[t] = append(byTenant[t], keys[i])
 		}
 	}
-	stored := map[string]string{} // content hash NUL scope JSON -> least id
-	for tenant, hashes := range byTenant {
-		for start := 0; start < len(hashes); start += maxIDsPerRequest {
-			chunk := hashes[start:min(start+maxIDsPerRequest, len(hashes))]
-			objs, err := b.s.get(ctx, tenant, "where:"+string(cond(pHash, "ContainsAny", "valueText", gqlStrings(chunk)))+
-				",limit:"+strconv.Itoa(MaxK), pID+" "+pScope+" "+pHash+" _additional{id}")
+	stored := map[string]string{} // text key NUL scope JSON -> least id
+	for tenant, tks := range byTenant {
+		for start := 0; start < len(tks); start += maxIDsPerRequest {
+			chunk := tks[start:min(start+maxIDsPerRequest, len(tks))]
+			objs, err := b.s.get(ctx, tenant, "where:"+string(cond(pTextKey, "ContainsAny", "valueText", gqlStrings(chunk)))+
+				",limit:"+strconv.Itoa(MaxK), pID+" "+pScope+" "+pTextKey+" _additional{id}")
 			if err != nil {
 				return nil, fmt.Errorf("look for duplicates: %w", err)
 			}
@@ -196,7 +200,7 @@ func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems 
 						m.Scope[k] = v
 					}
 				}
-				k := o.Hash + "\x00" + memory.ScopeJSON(m.Scope)
+				k := o.TextKey + "\x00" + memory.ScopeJSON(m.Scope)
 				if id, ok := stored[k]; !ok || o.ID < id {
 					stored[k] = o.ID
 				}
@@ -204,10 +208,40 @@ func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems 
 		}
 	}
 	var rest []*memory.Memory
+	merged := map[string]int{} // key -> index in rest of a stored memory merged into
 	for i, m := range mems {
 		if i < len(mergeable) && mergeable[i] {
-			if id, ok := stored[m.ContentHash+"\x00"+memory.ScopeJSON(m.Scope)]; ok {
+			if id, ok := stored[keys[i]+"\x00"+memory.ScopeJSON(m.Scope)]; ok {
 				existing[i] = id
+				if merge == nil {
+					continue
+				}
+				key := memory.Key(id, m.Scope)
+				var old *memory.Memory
+				if j, ok := merged[key]; ok {
+					old = rest[j]
+				} else {
+					got, err := b.resolve(ctx, m.Scope, []string{id}, true)
+					if err != nil {
+						return nil, fmt.Errorf("read the memory %s a repeat merges into: %w", id, err)
+					}
+					if old = got[id]; old == nil {
+						return nil, fmt.Errorf("the memory %s a repeat merges into is gone", id)
+					}
+				}
+				upd, err := merge(i, old)
+				if err != nil {
+					return nil, fmt.Errorf("merge memory %d into %s: %w", i+1, id, err)
+				}
+				if upd == nil {
+					continue
+				}
+				if j, ok := merged[key]; ok {
+					rest[j] = upd
+				} else {
+					merged[key] = len(rest)
+					rest = append(rest, upd)
+				}
 				continue
 			}
 		}

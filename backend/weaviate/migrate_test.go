@@ -79,7 +79,7 @@ func writeSchema2(t *testing.T, c *client, fixture schema2, tokenizer, name stri
 // place when opened: its objects hold occurred_at (their created_at),
 // superseded by none, their day and terms, and keep every other field and
 // their vectors; the current-only, as-of and keyword searches work on them;
-// the class says schema 3; and opening it again writes nothing.
+// the class says this schema; and opening it again writes nothing.
 func TestUpgradeFromSchema2(t *testing.T) {
 	fixture := readSchema2(t)
 	for _, tok := range []string{TokenizerEngram, TokenizerWord} {
@@ -136,7 +136,7 @@ func TestUpgradeFromSchema2(t *testing.T) {
 			// What the upgrade stored, as stored (a missing occurred_at or
 			// superseded_at would read the same through decode).
 			objs, err := s.get(ctx, "t1", "limit:10", pID+" "+pCreated+" "+pOccurred+" "+pSupersededBy+" "+pSupersededAt+" "+pDay+
-				" _additional{id lastUpdateTimeUnix}")
+				" "+pTextKey+" _additional{id lastUpdateTimeUnix}")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,6 +152,12 @@ func TestUpgradeFromSchema2(t *testing.T) {
 					t.Errorf("%s stored with occurred_at %q (created %q), superseded %q at %q, day %q", o.ID, o.Occurred, o.Created, o.SuperBy, o.SuperAt, o.Day)
 				}
 				updated[o.ID] = string(o.Additional.LastUpdate)
+				// Schema 4: the text key a repeat is found by.
+				for _, m := range before {
+					if m.ID == o.ID && o.TextKey != memory.TextKey(m.Text) {
+						t.Errorf("%s stored with text key %q, want %q", o.ID, o.TextKey, memory.TextKey(m.Text))
+					}
+				}
 			}
 			// The filters that read the new fields.
 			team := map[string]string{"team": "t1"}
@@ -184,7 +190,7 @@ func TestUpgradeFromSchema2(t *testing.T) {
 				t.Errorf("a search for 01TWO's day finds %v, %v; want nothing", hits, err)
 			}
 
-			// Opening again finds schema 3 and rewrites nothing.
+			// Opening again finds this schema and rewrites nothing.
 			again, err := Open(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -47,6 +47,10 @@ const (
 	pModel    = "embed_model"
 	pDim      = "embed_dim"
 
+	// Schema 4: pTextKey is memory.TextKey of the text, what a repeat is
+	// found by (Backend.PutMerging). Written, never read back into a memory.
+	pTextKey = "text_key"
+
 	// Schema 3: episodes, time and supersession.
 	pEpisode    = "episode"
 	pSeq        = "seq" // number, as uses: seq reaches 2^53
@@ -268,6 +272,7 @@ func (e encoder) encode(tenant string, m *memory.Memory) (*object, error) {
 	setText(pSource, m.Source)
 	setText(pMetadata, string(m.Metadata))
 	setText(pHash, m.ContentHash)
+	setText(pTextKey, memory.TextKey(m.Text))
 	setText(pEpisode, m.Episode)
 	setText(pSpeaker, m.Speaker)
 	setText(pSupersedes, m.Supersedes)
@@ -394,6 +399,7 @@ type fields struct {
 	Demand      float64  `json:"demand"`
 	DemandAt    string   `json:"demand_at"`
 	Hash        string   `json:"content_hash"`
+	TextKey     string   `json:"text_key"`
 	Model       string   `json:"embed_model"`
 	Dim         float64  `json:"embed_dim"`
 	Episode     string   `json:"episode"`

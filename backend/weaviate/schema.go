@@ -16,8 +16,9 @@ import (
 // SchemaVersion is recorded in the class description; a class written by a
 // newer layout is refused, one of schema 2 is upgraded in place on open
 // (migrate.go). Schema 3 added the episode, time and supersession fields
-// and the searched context and day.
-const SchemaVersion = 3
+// and the searched context and day; schema 4 the text key repeats are found
+// by (memory.TextKey).
+const SchemaVersion = 4
 
 // ErrIncompatible is returned by Open for a class that exists but was made
 // with other settings (tokenizer, tenant key, schema) or not by Engram.
@@ -87,6 +88,7 @@ func properties(tokenizer string) []property {
 		stored(pUses, "number"), stored(pDemand, "number"), stored(pDemandAt, "date"),
 		keyword(pHash, "text"), keyword(pModel, "text"),
 		stored(pDim, "int"),
+		keyword(pTextKey, "text"),
 	}
 	if tokenizer == TokenizerEngram {
 		// Filterable too: a filter on one term counts its documents, which

@@ -122,7 +122,7 @@ search --as-of and engram history).`,
 				}
 				e.warnDeferred(res.Deferred)
 				for _, mg := range res.Merged {
-					fmt.Fprintf(e.stderr, "engram: not stored again: memory %s already holds this text in this scope\n", mg.ID)
+					fmt.Fprintln(e.stderr, mergeNote(mg))
 				}
 				return e.out(res, func(w io.Writer) error {
 					_, err := fmt.Fprintln(w, strings.Join(res.IDs, "\n"))
@@ -134,4 +134,31 @@ search --as-of and engram history).`,
 	f.register(c)
 	c.Flags().BoolVar(&f.favorite, "favorite", false, "mark as a favorite")
 	return c
+}
+
+// mergeNote tells what became of a memory merged into one that already held
+// its text: what it added, and what of it was not applied.
+func mergeNote(mg engram.Merge) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engram: not stored again: memory %s already holds this text in this scope", mg.ID)
+	var added []string
+	if len(mg.Tags) > 0 {
+		added = append(added, "tags "+strings.Join(mg.Tags, ", "))
+	}
+	if mg.Favorite {
+		added = append(added, "favorite")
+	}
+	if len(mg.Metadata) > 0 {
+		added = append(added, "metadata "+strings.Join(mg.Metadata, ", "))
+	}
+	if mg.Type != "" {
+		added = append(added, "type "+mg.Type)
+	}
+	if len(added) > 0 {
+		b.WriteString("; merged into it: " + strings.Join(added, "; "))
+	}
+	if len(mg.Kept) > 0 {
+		fmt.Fprintf(&b, "; it keeps its own %s (engram update %s changes them)", strings.Join(mg.Kept, ", "), mg.ID)
+	}
+	return b.String()
 }

@@ -101,7 +101,7 @@ func TestDoctorSchemaVersion(t *testing.T) {
 		if _, errs, code := cli(t, db, "", "stats"); code != 2 || !strings.Contains(errs, "engram doctor") {
 			t.Fatalf("user_version %d: exit %d, %q", v, code, errs)
 		}
-		if out := mustCLI(t, db, "", "doctor", "--repair"); !strings.Contains(out, "fixed: repair sets it to 3") {
+		if out := mustCLI(t, db, "", "doctor", "--repair"); !strings.Contains(out, "fixed: repair sets it to 4") {
 			t.Fatalf("doctor --repair: %s", out)
 		}
 		if out := mustCLI(t, db, "", "stats"); !strings.Contains(out, "1 memories") {

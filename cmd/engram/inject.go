@@ -27,7 +27,7 @@ turn of a conversation (an episode) comes with the turns around it
 (--neighbours), so an answer is shown with its question.
 When nothing clears the bar it prints nothing and exits 0, so a host can run
 it on every prompt. The words of PROMPT are joined; - reads the prompt from
-stdin. Each memory delivered counts as a use (--no-record: none). --json
+stdin (up to 8 MB; one over 4 KB is reduced to its most telling terms). Each memory delivered counts as a use (--no-record: none). --json
 always prints the injection object.`,
 		Example: `  engram inject "how do we deploy to production?" --scope project=engram`,
 		Args:    args(cobra.MinimumNArgs(1)),
@@ -80,4 +80,4 @@ always prints the injection object.`,
 }
 
 // maxPrompt bounds a prompt read from stdin.
-const maxPrompt = 1 << 20
+const maxPrompt = maxHookInput // 8 MB, as a hook reads: a long prompt is reduced, not refused

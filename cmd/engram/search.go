@@ -98,7 +98,7 @@ what was current then.`,
 				e.printHints(degradedHints(resp.Degraded))
 				if f.context {
 					// Long memories as excerpts: the passage that best matches the query.
-					q := excerpt.NewQuery(tokenize.New(tokenize.DefaultOptions()), base.Query)
+					q := excerpt.ForResponse(tokenize.New(tokenize.DefaultOptions()), base.Query, resp.Reduced)
 					_, text := format.FitContext(resp.Results, format.ContextOptions{Budget: f.budget, Passage: q.Passage})
 					_, err := io.WriteString(e.stdout, text)
 					return err
@@ -206,7 +206,7 @@ func (e *env) searchBatch(cmd *cobra.Command, db store, base memory.Query, path 
 		in = f
 	}
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	sc.Buffer(make([]byte, 64<<10), maxHookInput+64<<10) // a query line as long as a hook's prompt
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
 	line, failed := 0, 0

@@ -136,3 +136,24 @@ func BenchmarkAdd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchLongQuery measures a top-10 search for a query of 700
+// Zipf-drawn terms (about the 4 KB the engine runs whole before reducing a
+// query), repeats included.
+func BenchmarkSearchLongQuery(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			c := corpus(b, n)
+			r := rand.New(rand.NewSource(7))
+			z := rand.NewZipf(r, benchZipfS, 1, benchVocab-1)
+			q := make([]string, 700)
+			for i := range q {
+				q[i] = zipfWord(z)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.ix.Search(q, nil, 10)
+			}
+		})
+	}
+}

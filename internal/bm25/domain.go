@@ -139,3 +139,17 @@ func (ix *Index) dfIn(id uint32, docs *docset.Set, size int) int {
 	})
 	return n
 }
+
+// DocFreqIn returns the number of documents in domain d (nil: the whole
+// index) and, for each of terms, how many of them hold it (0 for a term the
+// index lacks). A long query's reduction ranks its terms by it.
+func (ix *Index) DocFreqIn(terms []string, d *Domain) (int, []int) {
+	n, _, df := ix.stats(d)
+	out := make([]int, len(terms))
+	for i, t := range terms {
+		if id, ok := ix.terms.find(ix.names, t); ok {
+			out[i] = df(id)
+		}
+	}
+	return n, out
+}

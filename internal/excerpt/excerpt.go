@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram/internal/tokenize"
+	"github.com/engram-memory/engram/memory"
 )
 
 // Ellipsis marks where a passage was cut from its text.
@@ -53,6 +54,29 @@ func NewQuery(tok *tokenize.Tokenizer, text string) *Query {
 	}
 	return q
 }
+
+// ForTerms is a query of index terms already made (a long query's kept
+// terms, memory.Reduced.Kept), matched against texts tokenized by tok.
+func ForTerms(tok *tokenize.Tokenizer, terms []string) *Query {
+	q := &Query{tok: tok, terms: make(map[string]bool, len(terms))}
+	for _, t := range terms {
+		q.terms[t] = true
+	}
+	return q
+}
+
+// ForResponse is the query a search's results are excerpted with: its
+// query's terms by tok, or a long query's kept terms (so that a huge prompt
+// is not tokenized again).
+func ForResponse(tok *tokenize.Tokenizer, query string, reduced *memory.Reduced) *Query {
+	if reduced != nil {
+		return ForTerms(tok, reduced.Kept)
+	}
+	return NewQuery(tok, query)
+}
+
+// DefaultTokenizer is the tokenizer ForPrompt uses.
+func DefaultTokenizer() *tokenize.Tokenizer { return defaultTokenizer() }
 
 // piece is one word of the text: its byte span, whether a sentence starts at
 // it, and the query terms it holds (indexes into a per-text list).

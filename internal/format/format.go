@@ -178,11 +178,31 @@ func Truncate(s string, n int) string {
 	return strings.TrimRight(string(rs[:n-1]), " ") + "…"
 }
 
+// shownQueryRunes is how much of a long (reduced) query a rendered response
+// repeats.
+const shownQueryRunes = 200
+
+// ShownQuery is the query as a rendered response repeats it: whole, or a
+// long query's (memory.Reduced) first words with its length, so that a
+// pasted megabyte is not echoed into a context.
+func ShownQuery(resp *memory.Response) string {
+	if resp.Reduced == nil || utf8.RuneCountInString(resp.Query) <= shownQueryRunes {
+		return resp.Query
+	}
+	end, n := 0, 0
+	for end < len(resp.Query) && n < 4*shownQueryRunes { // enough runes to fold and cut
+		_, size := utf8.DecodeRuneInString(resp.Query[end:])
+		end += size
+		n++
+	}
+	return fmt.Sprintf("%s (%d bytes)", Truncate(OneLine(resp.Query[:end]), shownQueryRunes), len(resp.Query))
+}
+
 // Explained writes a response for a person: what ran, what degraded, and each
 // result with where its score came from.
 func Explained(w io.Writer, resp *memory.Response) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "query: %s\nstrategy: %s", resp.Query, resp.Strategy)
+	fmt.Fprintf(&b, "query: %s\nstrategy: %s", ShownQuery(resp), resp.Strategy)
 	if f := resp.Fusion; f != nil {
 		fmt.Fprintf(&b, "   fusion: %s", f.Method)
 		if f.K > 0 {

@@ -171,3 +171,35 @@ func TestContextEpisodes(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainedLongQueryGolden: a long (reduced) query is repeated as its
+// first 200 characters, folded to one line, with its length.
+func TestExplainedLongQueryGolden(t *testing.T) {
+	resp := sampleResponse()
+	var q bytes.Buffer
+	for i := range 400 {
+		fmt.Fprintf(&q, "line %d of a pasted log:\nthe first request is slow\n", i)
+	}
+	resp.Query = q.String()
+	resp.Reduced = &memory.Reduced{Bytes: q.Len(), Sampled: q.Len(), Terms: 3200, Distinct: 410, Kept: []string{"slow", "request"}, Window: 512}
+	resp.Degraded = []memory.Degraded{{Stage: "query", Reason: "long query (…): the BM25 leg searched the 2 most discriminative of its 410 distinct terms"}}
+	var buf bytes.Buffer
+	if err := Explained(&buf, resp); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "explained_long_query.txt", buf.Bytes())
+	for _, c := range []struct {
+		name  string
+		query string
+		red   *memory.Reduced
+		want  string
+	}{
+		{"short, not reduced", "why is it slow", nil, "why is it slow"},
+		{"short, reduced", "why is it slow", &memory.Reduced{}, "why is it slow"},
+		{"long, not reduced", string(bytes.Repeat([]byte("a "), 300)), nil, string(bytes.Repeat([]byte("a "), 300))},
+	} {
+		if got := ShownQuery(&memory.Response{Query: c.query, Reduced: c.red}); got != c.want {
+			t.Errorf("%s: ShownQuery = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

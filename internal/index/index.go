@@ -489,8 +489,19 @@ func (ix *Index) Domain(scope map[string]string) *bm25.Domain {
 // score of a full match if d held every query term (bm25.Index.QueryBound).
 // The query is tokenized once for both.
 func (ix *Index) BM25(query string, d *bm25.Domain, allow *docset.Set, k int) ([]bm25.Hit, float64) {
-	terms := ix.tok.Tokens(query)
+	return ix.BM25Terms(ix.tok.Tokens(query), d, allow, k)
+}
+
+// BM25Terms is BM25 for a query already tokenized (Tokenizer): a long
+// query's reduced terms.
+func (ix *Index) BM25Terms(terms []string, d *bm25.Domain, allow *docset.Set, k int) ([]bm25.Hit, float64) {
 	return ix.bm.SearchIn(terms, d, allow, k), ix.bm.QueryBoundIn(terms, d)
+}
+
+// DocFreq is how many documents domain d (nil: the whole index) holds, and
+// how many of them hold each of terms.
+func (ix *Index) DocFreq(terms []string, d *bm25.Domain) (int, []int) {
+	return ix.bm.DocFreqIn(terms, d)
 }
 
 // KeywordRelevance is, for a domain d of fewer than bm25.RelevanceMinDocs
@@ -503,6 +514,14 @@ func (ix *Index) KeywordRelevance(query string, d *bm25.Domain, docs []uint32) (
 		return nil, 0, false
 	}
 	return ix.bm.RelevanceIn(ix.tok.Tokens(query), d, docs, bm25.RelevanceMinDocs)
+}
+
+// KeywordRelevanceTerms is KeywordRelevance for a query already tokenized.
+func (ix *Index) KeywordRelevanceTerms(terms []string, d *bm25.Domain, docs []uint32) (scores []float64, bound float64, ok bool) {
+	if ix.bm.LenIn(d) >= bm25.RelevanceMinDocs {
+		return nil, 0, false
+	}
+	return ix.bm.RelevanceIn(terms, d, docs, bm25.RelevanceMinDocs)
 }
 
 // Vectors returns the vector index of a model, or nil.

@@ -64,7 +64,11 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 		relScores []float64
 		vecHits   []vector.Hit
 	)
-	if q.Text != "" {
+	terms := q.Terms
+	if terms == nil && q.Text != "" {
+		terms = ix.Tokenizer().Tokens(q.Text) // once, for the leg and its relevance
+	}
+	if q.Text != "" || q.Terms != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -73,7 +77,7 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 			search := func(allow *docset.Set) []bm25.Hit {
 				return topByKey(ix, q.K, func(n int) []bm25.Hit {
 					var hits []bm25.Hit
-					hits, bound = ix.BM25(q.Text, domain, allow, n)
+					hits, bound = ix.BM25Terms(terms, domain, allow, n)
 					return hits
 				}, func(h bm25.Hit) float64 { return h.Score }, func(h bm25.Hit) uint32 { return h.Doc })
 			}
@@ -89,7 +93,7 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 			for i, h := range bmHits {
 				docs[i] = h.Doc
 			}
-			if rel, b, ok := ix.KeywordRelevance(q.Text, domain, docs); ok {
+			if rel, b, ok := ix.KeywordRelevanceTerms(terms, domain, docs); ok {
 				relScores, res.Bound = rel, b
 			}
 			res.BM25Took = time.Since(t)
@@ -237,4 +241,33 @@ func (m *Mirror) Fork(model string, replace map[string]*memory.Memory) *Mirror {
 	}
 	f.ix.EndBatch()
 	return f
+}
+
+var _ backend.QueryTermer = (*Mirror)(nil)
+
+// QueryTerms tokenizes text as the BM25 leg does and counts, in scope (nil:
+// the whole store), the memories holding each distinct term: what a long
+// query's reduction ranks its terms by. Its cost is linear in the text.
+func (m *Mirror) QueryTerms(ctx context.Context, text string, scope map[string]string) ([]backend.TermCount, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	m.mu.RLock()
+	tok := m.ix.Tokenizer()
+	m.mu.RUnlock()
+	counts := backend.CountTerms(tok.Tokens(text))
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	terms := make([]string, len(counts))
+	for i, c := range counts {
+		terms[i] = c.Term
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n, df := m.ix.DocFreq(terms, m.ix.Domain(scope))
+	for i := range counts {
+		counts[i].DF = df[i]
+	}
+	return counts, n, nil
 }

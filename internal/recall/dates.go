@@ -31,7 +31,7 @@ func (r *run) readDates() {
 	if r.q.Now != nil {
 		now = *r.q.Now
 	}
-	for _, w := range datephrase.Find(r.q.Query, now) {
+	for _, w := range datephrase.Find(r.window, now) {
 		if len(r.resp.Time) == maxWindows {
 			break
 		}

@@ -177,6 +177,12 @@ type run struct {
 	q     memory.Query
 	resp  *memory.Response
 	start time.Time
+	// window is the query text the vector leg, date reading, HyDE and
+	// rerank read: the query, or a long one's head (reduce.go).
+	window string
+	// terms are a long query's kept keyword terms; nil: the BM25 leg
+	// tokenizes the query.
+	terms []string
 }
 
 func (r *run) degrade(stage string, err error) {
@@ -212,6 +218,9 @@ func (s *Searcher) Search(ctx context.Context, q memory.Query) (*memory.Response
 		QID: q.QID, Query: q.Query, Stages: []string{}, Degraded: []memory.Degraded{},
 		TimingsMS: map[string]float64{}, Results: []memory.Result{},
 	}}
+	if err := r.reduce(ctx); err != nil {
+		return nil, err
+	}
 	r.readDates()
 	wantBM25 := q.Mode != memory.ModeVector
 	qvec, err := r.queryVector(ctx)
@@ -290,7 +299,7 @@ func (r *run) queryVector(ctx context.Context) ([]float32, error) {
 		r.degrade("vector", fmt.Errorf("no memory has a vector from model %s yet", model))
 		return nil, nil
 	}
-	text := q.Query
+	text := r.window
 	if q.HyDE {
 		text = r.hyde(ctx)
 	}
@@ -326,16 +335,16 @@ func (r *run) queryVector(ctx context.Context) ([]float32, error) {
 func (r *run) hyde(ctx context.Context) string {
 	if r.s.LLM == nil {
 		r.degrade("hyde", ErrNoLLM)
-		return r.q.Query
+		return r.window
 	}
 	t0 := time.Now()
 	hctx, cancel := context.WithTimeout(ctx, durOr(r.s.StageTimeout, DefaultStageTimeout))
 	defer cancel()
-	text, err := llm.HyDE(hctx, r.s.LLM, r.q.Query)
+	text, err := llm.HyDE(hctx, r.s.LLM, r.window)
 	r.timed("hyde", t0)
 	if err != nil {
 		r.degrade("hyde", fmt.Errorf("kept the raw query: %w", err))
-		return r.q.Query
+		return r.window
 	}
 	r.resp.Stages = append(r.resp.Stages, "hyde")
 	return text
@@ -344,10 +353,10 @@ func (r *run) hyde(ctx context.Context) string {
 // legs asks the backend for both legs (or the one the strategy runs), fuses
 // them, applies the boosts and keeps what rerank and MMR may look at.
 func (r *run) legs(ctx context.Context, qvec []float32, wantBM25 bool) ([]*candidate, error) {
-	s, q := r.s, r.q
+	s := r.s
 	lq := r.legQuery(qvec)
 	if wantBM25 {
-		lq.Text = q.Query
+		r.keywords(&lq)
 		r.resp.Stages = append(r.resp.Stages, "bm25")
 	}
 	if qvec != nil {
@@ -368,6 +377,16 @@ func (r *run) legs(ctx context.Context, qvec []float32, wantBM25 bool) ([]*candi
 	cands := r.fuse(res, lq.K)
 	r.timed("fusion", t0)
 	return r.boosted(ctx, cands)
+}
+
+// keywords sets the BM25 leg's query: the query's text, or a long query's
+// kept terms (and, for a backend that reads only text, them joined).
+func (r *run) keywords(lq *backend.LegQuery) {
+	if r.terms == nil {
+		lq.Text = r.q.Query
+		return
+	}
+	lq.Terms, lq.Text = r.terms, strings.Join(r.terms, " ")
 }
 
 // legQuery is the backend query both the legs and a native hybrid get.

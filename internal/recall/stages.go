@@ -188,7 +188,7 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 	s, q := r.s, r.q
 	wb, wv, source := r.weights()
 	lq := r.legQuery(qvec)
-	lq.Text = q.Query
+	r.keywords(&lq)
 	r.resp.Stages = append(r.resp.Stages, "native")
 	res, err := hy.Hybrid(ctx, backend.HybridQuery{LegQuery: lq, BM25Weight: wb, VectorWeight: wv})
 	if err != nil {
@@ -286,7 +286,7 @@ func (r *run) rerank(ctx context.Context, cands []*candidate) []*candidate {
 	t0 := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, durOr(r.s.StageTimeout, DefaultStageTimeout))
 	defer cancel()
-	scores, err := r.s.Reranker.Rerank(rctx, r.q.Query, docs, len(docs))
+	scores, err := r.s.Reranker.Rerank(rctx, r.window, docs, len(docs))
 	r.timed("rerank", t0)
 	if err != nil {
 		r.degrade("rerank", fmt.Errorf("%s: kept the fused order: %w", r.s.Reranker.Name(), err))

@@ -168,9 +168,9 @@ func Doctor(ctx context.Context, path string, repair bool) (*Report, error) {
 	return r, nil
 }
 
-// detectSchema says which schema the tables are: 3 when memories have an
-// episode column, 2 when the change log names scopes, 1 with a memories
-// table, 0 without one.
+// detectSchema says which schema the tables are: 4 when memories have a
+// text_key column, 3 an episode column, 2 when the change log names scopes,
+// 1 with a memories table, 0 without one.
 func detectSchema(ctx context.Context, db *sql.DB) (int, error) {
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memories'`).Scan(&n); err != nil {
@@ -178,6 +178,12 @@ func detectSchema(ctx context.Context, db *sql.DB) (int, error) {
 	}
 	if n == 0 {
 		return 0, nil
+	}
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('memories') WHERE name = 'text_key'`).Scan(&n); err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		return 4, nil
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('memories') WHERE name = 'episode'`).Scan(&n); err != nil {
 		return 0, err
@@ -262,7 +268,7 @@ func repairRows(ctx context.Context, tx *sql.Tx, bad []BadRow) error {
 		if err != nil {
 			return fmt.Errorf("memory %s: %w", b.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`) VALUES `+rowPlaceholders, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO memories (`+writeColumns+`) VALUES `+writePlaceholders, args...); err != nil {
 			return fmt.Errorf("memory %s: %w", b.ID, err)
 		}
 		if _, err := logChange(ctx, tx, b.ID, b.Scope, OpPut); err != nil {

@@ -56,6 +56,14 @@ const memoryColumns = memoryColumnsV2 + `, episode, seq, speaker, occurred_at, s
 // rowPlaceholders are the parameters of an insert of memoryColumns.
 const rowPlaceholders = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
+// writeColumns are the columns every write of a whole row sets: memoryColumns
+// and the text key duplicates are found by (memory.TextKey), which no read
+// needs; rowArgs gives them in this order.
+const writeColumns = memoryColumns + `, text_key`
+
+// writePlaceholders are the parameters of an insert of writeColumns.
+const writePlaceholders = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
 // Memories are named by (id, scope) (memory.Key). A caller addresses one by
 // id within its scope by the rule memory.ErrAmbiguous documents: the row with
 // exactly its scope, else the only one inside it. Every read-modify-write
@@ -85,61 +93,84 @@ func (s *Store) Put(ctx context.Context, scope map[string]string, mems []*memory
 }
 
 // PutMerging is Put for memories that may repeat one already stored: each
-// memory i with mergeable[i] whose content hash and scope equal a stored
-// memory's is not stored, and existing[i] names that memory. The check and
-// the write are one transaction, so two processes adding the same memory at
-// once store it once. The change-log range covers what was stored (0, 0 for
-// nothing).
-func (s *Store) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool) (existing []string, first, last int64, err error) {
+// memory i with mergeable[i] whose text key (memory.TextKey) and exact scope
+// equal a stored memory's is not stored, and existing[i] names that memory
+// (the least id when several do); merge, when not nil, gives what the stored
+// memory becomes (nil: unchanged), written in place. The look-up, the merge
+// and the write are one transaction, so two processes adding the same memory
+// at once store it once and neither's merge is lost. written is what was
+// written, in order (new memories and merged ones), which the change-log
+// range first to last covers (0, 0 for nothing).
+func (s *Store) PutMerging(ctx context.Context, scope map[string]string, mems []*memory.Memory, mergeable []bool,
+	merge func(i int, stored *memory.Memory) (*memory.Memory, error)) (existing []string, written []*memory.Memory, first, last int64, err error) {
 	if err := checkInside(scope, mems); err != nil {
-		return nil, 0, 0, err
+		return nil, nil, 0, 0, err
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		existing = make([]string, len(mems))
-		var rest []*memory.Memory
+		written = written[:0]
+		merged := map[string]int{} // key -> index in written of a stored memory merged into
 		for i, m := range mems {
 			if i < len(mergeable) && mergeable[i] {
-				id, err := s.sameContent(ctx, tx, m)
+				stored, err := s.sameText(ctx, tx, m)
 				if err != nil {
 					return err
 				}
-				if id != "" {
-					existing[i] = id
+				if stored != nil {
+					existing[i] = stored.ID
+					if merge == nil {
+						continue
+					}
+					if j, ok := merged[stored.Key()]; ok { // merged into earlier in this call
+						stored = written[j]
+					}
+					upd, err := merge(i, stored)
+					if err != nil {
+						return fmt.Errorf("merge memory %d into %s: %w", i+1, stored.ID, err)
+					}
+					if upd == nil {
+						continue
+					}
+					if upd.ID != stored.ID || memory.ScopeJSON(upd.Scope) != memory.ScopeJSON(stored.Scope) {
+						return fmt.Errorf("merge memory %d into %s: the merge changed its key", i+1, stored.ID)
+					}
+					if j, ok := merged[stored.Key()]; ok {
+						written[j] = upd
+					} else {
+						merged[stored.Key()] = len(written)
+						written = append(written, upd)
+					}
 					continue
 				}
 			}
-			rest = append(rest, m)
+			written = append(written, m)
 		}
 		first, last = 0, 0
-		if len(rest) == 0 {
+		if len(written) == 0 {
 			return nil
 		}
-		first, last, err = s.put(ctx, tx, rest)
+		first, last, err = s.put(ctx, tx, written)
 		return err
 	})
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, nil, 0, 0, err
 	}
-	return existing, first, last, nil
+	return existing, written, first, last, nil
 }
 
-// sameContent returns the id of a stored memory with m's content hash and
-// exactly m's scope, or "" (the oldest id when there are several).
-func (s *Store) sameContent(ctx context.Context, tx *sql.Tx, m *memory.Memory) (string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM memories WHERE content_hash = ? AND scope = ? ORDER BY id LIMIT 1`,
-		m.ContentHash, memory.ScopeJSON(m.Scope)) // as rowArgs stores it
+// sameText returns the stored memory (whole) with m's text key and exactly
+// m's scope, or nil (the least id when there are several). A row that cannot
+// be read as it is is passed over, as every read does.
+func (s *Store) sameText(ctx context.Context, tx *sql.Tx, m *memory.Memory) (*memory.Memory, error) {
+	got, _, err := readOne(ctx, tx, `SELECT `+memoryColumns+` FROM memories WHERE text_key = ? AND scope = ? ORDER BY id LIMIT 1`,
+		memory.TextKey(m.Text), memory.ScopeJSON(m.Scope)) // as rowArgs stores them
 	if err != nil {
-		return "", fmt.Errorf("look for a duplicate of memory %s: %w", m.ID, err)
+		return nil, fmt.Errorf("look for a duplicate of memory %s: %w", m.ID, err)
 	}
-	defer rows.Close()
-	id := ""
-	if rows.Next() {
-		if err := rows.Scan(&id); err != nil {
-			return "", err
-		}
+	if got != nil {
 		s.rowsRead.Add(1)
 	}
-	return id, rows.Err()
+	return got, nil
 }
 
 // checkInside refuses memories whose scope lies outside the caller's.
@@ -155,7 +186,7 @@ func checkInside(scope map[string]string, mems []*memory.Memory) error {
 // put is Put inside the caller's write transaction: each memory replaces the
 // one with its key (id and scope), and its change is logged.
 func (s *Store) put(ctx context.Context, tx *sql.Tx, mems []*memory.Memory) (first, last int64, err error) {
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`) VALUES `+rowPlaceholders)
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memories (`+writeColumns+`) VALUES `+writePlaceholders)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -771,7 +802,7 @@ func rowArgs(m *memory.Memory) ([]any, error) {
 	}
 	return []any{m.ID, m.Name, m.Description, m.Text, m.Type, m.Scene, memory.ScopeJSON(m.Scope), string(tags), m.Source,
 		string(m.Metadata), fav, m.CreatedAt.UnixNano(), m.UpdatedAt.UnixNano(), m.Uses, m.Demand, demandAt,
-		m.ContentHash, model, dim, blob, m.Episode, m.Seq, m.Speaker, occurred, m.Supersedes}, nil
+		m.ContentHash, model, dim, blob, m.Episode, m.Seq, m.Speaker, occurred, m.Supersedes, memory.TextKey(m.Text)}, nil
 }
 
 // scanMemory reads one row (see decodeRow) and counts it in rowsRead.

@@ -191,3 +191,28 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestMigrateFillsTextKeys: a file of an older schema gets every memory's
+// text key on open, so a repeat of a memory stored before is found.
+func TestMigrateFillsTextKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	old := testMemory("old")
+	old.Text = "The  standup moved\nto 9:45"
+	writeV1(t, path, old)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var key string
+	if err := s.db.QueryRow(`SELECT text_key FROM memories WHERE id = 'old'`).Scan(&key); err != nil || key != memory.TextKey(old.Text) {
+		t.Fatalf("text key after the migration: %q, %v; want %q", key, err, memory.TextKey(old.Text))
+	}
+	repeat := testMemory("new")
+	repeat.Text, repeat.Scope = "The standup moved to 9:45", old.Scope
+	existing, written, _, _, err := s.PutMerging(ctx, nil, []*memory.Memory{repeat}, []bool{true}, nil)
+	if err != nil || len(existing) != 1 || existing[0] != "old" || len(written) != 0 {
+		t.Fatalf("a repeat of a migrated memory: existing %q, written %d, %v", existing, len(written), err)
+	}
+}

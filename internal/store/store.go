@@ -25,7 +25,9 @@ import (
 // refused, older ones upgraded in place by Open. Version 2 keys memories by
 // (id, scope): ids are per-scope namespaces (memory.Key); version 3 adds the
 // episode fields (episode, seq, speaker, occurred_at) and supersedes.
-const SchemaVersion = 3
+// Version 4 adds text_key, the key exact duplicates are found by
+// (memory.TextKey).
+const SchemaVersion = 4
 
 // applicationID marks a SQLite file as Engram's (PRAGMA application_id, "ENGR").
 const applicationID = 0x454e4752
@@ -357,15 +359,57 @@ ALTER TABLE memories ADD COLUMN supersedes TEXT NOT NULL DEFAULT '';
 UPDATE memories SET occurred_at = created_at;
 `
 
+// schemaV4 adds the text key exact duplicates are found by (filled by
+// fillTextKeys), indexed with the scope they are compared in.
+const schemaV4 = `
+ALTER TABLE memories ADD COLUMN text_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX memories_text_key ON memories (scope, text_key);
+`
+
 // migration takes the schema one version up: fix runs first, in the same
-// transaction, then the statements.
+// transaction, then the statements, then after.
 type migration struct {
-	fix  func(ctx context.Context, tx *sql.Tx) error
-	stmt string
+	fix   func(ctx context.Context, tx *sql.Tx) error
+	stmt  string
+	after func(ctx context.Context, tx *sql.Tx) error
 }
 
 // migrations[i] takes the schema from version i to i+1.
-var migrations = []migration{{stmt: schemaV1}, {fix: canonicalScopes, stmt: schemaV2}, {stmt: schemaV3}}
+var migrations = []migration{{stmt: schemaV1}, {fix: canonicalScopes, stmt: schemaV2}, {stmt: schemaV3},
+	{stmt: schemaV4, after: fillTextKeys}}
+
+// fillTextKeys sets every memory's text key (memory.TextKey of its text).
+func fillTextKeys(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, text FROM memories`)
+	if err != nil {
+		return err
+	}
+	keys := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			rows.Close()
+			return err
+		}
+		keys[id] = memory.TextKey(text)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `UPDATE memories SET text_key = ? WHERE rowid = ?`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for id, k := range keys {
+		if _, err := stmt.ExecContext(ctx, k, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // canonicalScopes rewrites every scope that parses but is not in canonical
 // form (hand-edited rows); unparsable ones are left for the bad-row report.
@@ -495,6 +539,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, stmts); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+		if mig.after != nil {
+			if err := mig.after(ctx, tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migrate to schema %d: %w", v+1, err)
+			}
 		}
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("migrate to schema %d: %w", v+1, err)

@@ -81,7 +81,7 @@ func (s *Store) Update(ctx context.Context, scope map[string]string, id string, 
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO memories (`+memoryColumns+`) VALUES `+rowPlaceholders, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO memories (`+writeColumns+`) VALUES `+writePlaceholders, args...); err != nil {
 			return fmt.Errorf("store memory %s: %w", id, err)
 		}
 		if out.Last, err = logChange(ctx, tx, id, newScope, OpPut); err != nil {

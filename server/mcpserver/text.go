@@ -83,16 +83,16 @@ func searchText(resp *engram.Response, budget int) string {
 	if len(resp.Results) == 0 {
 		if resp.BelowBar > 0 {
 			return fmt.Sprintf("Nothing relevant to %q: no memory cleared the relevance bar %.2f (%d weaker %s left out; min_relevance 0 lists them).",
-				resp.Query, resp.MinRelevance, resp.BelowBar, plural(resp.BelowBar, "match", "matches"))
+				format.ShownQuery(resp), resp.MinRelevance, resp.BelowBar, plural(resp.BelowBar, "match", "matches"))
 		}
-		return fmt.Sprintf("No memories matched %q.", resp.Query)
+		return fmt.Sprintf("No memories matched %q.", format.ShownQuery(resp))
 	}
 	entries := make([]format.Entry, len(resp.Results))
 	for i, r := range resp.Results {
 		entries[i] = resultEntry(r, true)
 	}
-	header := fmt.Sprintf("%d %s for %q, best first:", len(entries), plural(len(entries), "memory", "memories"), resp.Query)
-	q := excerpt.NewQuery(excerptTokenizer(), resp.Query)
+	header := fmt.Sprintf("%d %s for %q, best first:", len(entries), plural(len(entries), "memory", "memories"), format.ShownQuery(resp))
+	q := excerpt.ForResponse(excerptTokenizer(), resp.Query, resp.Reduced)
 	_, text := format.Deliver(entries, format.DeliverOptions{Budget: budget - utf8.RuneCountInString(header) - 1,
 		Passage: func(_ int, body string, room int) string { return q.Passage(body, room) },
 		More:    func(k int) string { return moreNote(k, false) }})

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/format"
 	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
 )
@@ -47,6 +48,10 @@ type AddOutput struct {
 	// Embedded is false when the embedder failed; Deferred then says why.
 	Embedded bool   `json:"embedded"`
 	Deferred string `json:"deferred,omitempty"`
+	// Merged is set when a memory already held this text in this scope:
+	// nothing was stored, the repeat was merged into it (ID), and what
+	// changed is listed.
+	Merged *engram.Merge `json:"merged,omitempty"`
 }
 
 // DeleteOutput is memory_delete's structured result.
@@ -71,7 +76,13 @@ func (t tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInpu
 	if budget <= 0 {
 		budget = DefaultSearchBudget
 	}
-	return textResult(searchText(resp, budget)), resp, nil
+	text := searchText(resp, budget)
+	if resp.Reduced != nil {
+		// The model sent the query: a long one's echo would only double
+		// what goes back into its context.
+		resp.Query = format.ShownQuery(resp)
+	}
+	return textResult(text), resp, nil
 }
 
 // query turns the arguments into an engram query, applying defaults.
@@ -134,6 +145,10 @@ func (t tools) add(ctx context.Context, _ *mcp.CallToolRequest, in AddInput) (*m
 	}
 	out := &AddOutput{ID: res.IDs[0], Embedded: res.Embedded == 1, Deferred: res.Deferred}
 	text := "Stored memory " + out.ID + "."
+	if len(res.Merged) == 1 {
+		out.Merged = &res.Merged[0]
+		text = mergeText(res.Merged[0])
+	}
 	if out.Deferred != "" {
 		text += " It is searchable by keywords now; its vector is deferred: " + out.Deferred
 	}
@@ -364,4 +379,29 @@ func (t tools) addEpisode(ctx context.Context, _ *mcp.CallToolRequest, in Episod
 		text += " They are searchable by keywords now; their vectors are deferred: " + out.Deferred
 	}
 	return textResult(text), out, nil
+}
+
+// mergeText says what became of a memory_add that repeated a stored memory.
+func mergeText(mg engram.Merge) string {
+	text := "Not stored again: memory " + mg.ID + " already holds this text in this scope."
+	var added []string
+	if len(mg.Tags) > 0 {
+		added = append(added, "tags "+strings.Join(mg.Tags, ", "))
+	}
+	if mg.Favorite {
+		added = append(added, "favorite")
+	}
+	if len(mg.Metadata) > 0 {
+		added = append(added, "metadata "+strings.Join(mg.Metadata, ", "))
+	}
+	if mg.Type != "" {
+		added = append(added, "type "+mg.Type)
+	}
+	if len(added) > 0 {
+		text += " Merged into it: " + strings.Join(added, "; ") + "."
+	}
+	if len(mg.Kept) > 0 {
+		text += " It keeps its own " + strings.Join(mg.Kept, ", ") + " (memory_update changes them)."
+	}
+	return text
 }

@@ -14,7 +14,7 @@ export interface paths {
         /** One page of the caller's memories, filtered and ordered, with the cursor of the next page */
         get: operations["listMemories"];
         put?: never;
-        /** Store one memory, or a batch in one transaction (all or none); a memory without an id that repeats a stored one (same content, same scope) is merged, not stored twice */
+        /** Store one memory, or a batch in one transaction (all or none); a memory without an id that repeats a stored one (same text, same scope) is merged, not stored twice */
         post: operations["addMemories"];
         /** Delete every memory of the caller's whose scope holds the pairs given (forget a user or a session), or with all=true every memory of the API key's scope, whatever their ids (never ambiguous), and count them; nothing is deleted without one or the other */
         delete: operations["deleteScope"];
@@ -440,12 +440,22 @@ export interface components {
             deferred?: string;
             merged?: components["schemas"]["Merged"];
         };
-        /** @description memories not stored because one with the same name, description and text in the same scope was stored already or given earlier in the request (only memories given without an id are merged) */
+        /** @description memories not stored because one with the same text (Unicode NFC, white space collapsed; case kept, name and description not compared) in the same scope was stored already or given earlier in the request (only memories given without an id are merged); the repeat's new tags, favorite, metadata keys and type are merged into it in the same write */
         Merged: {
             /** @description its position in the request, from 0, as in ids */
             index: number;
             /** @description the memory it was merged into */
             id: string;
+            /** @description the repeat's tags the memory lacked, now added */
+            tags_added?: string[];
+            /** @description the repeat marked the memory a favorite */
+            favorite_set?: boolean;
+            /** @description metadata keys the repeat added or changed (its value wins) */
+            metadata_keys?: string[];
+            /** @description the type the repeat changed the memory to */
+            type_set?: string;
+            /** @description the repeat's fields that differ and were not applied (name, description, source, scene, speaker, supersedes, occurred_at): update changes them */
+            kept?: string[];
         }[];
         ListPage: {
             memories: components["schemas"]["Memory"][];
@@ -667,6 +677,20 @@ export interface components {
             below_bar?: number;
             /** @description the date phrases read in the query (absent when none, or no_dates) */
             time?: components["schemas"]["TimeWindow"][];
+            /** @description how a query over 4 KB was cut before any leg ran (absent for a shorter one) */
+            reduced?: {
+                /** @description the query's length */
+                bytes?: number;
+                /** @description the bytes its terms were counted in */
+                sampled?: number;
+                /** @description keyword terms counted, repeats included */
+                terms?: number;
+                distinct?: number;
+                /** @description the terms the BM25 leg searched */
+                kept?: string[];
+                /** @description bytes of the query's head the vector leg, dates, HyDE and rerank read */
+                window?: number;
+            };
             results: components["schemas"]["Result"][];
         };
         InjectRequest: {

@@ -128,8 +128,16 @@ class History:
 
 @dataclass
 class Merged:
+    """A memory not stored because ``id`` already held its text in its scope,
+    and what the repeat changed on it (the rest it kept: ``kept``)."""
+
     index: int
     id: str
+    tags_added: list[str] = field(default_factory=list)
+    favorite_set: bool = False
+    metadata_keys: list[str] = field(default_factory=list)
+    type_set: str = ""
+    kept: list[str] = field(default_factory=list)
     raw: dict[str, Any] = _raw()
 
 

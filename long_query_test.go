@@ -1,0 +1,99 @@
+package engram_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/recall"
+	"github.com/engram-memory/engram/memory"
+)
+
+// TestLongQueryKeepsDeadline checks that a 5 MB query returns by its
+// context's deadline, cancelled or short, by a generous bound: before long
+// queries were reduced, a search past its embedding ran the BM25 leg over
+// every query term for minutes, whatever the deadline.
+func TestLongQueryKeepsDeadline(t *testing.T) {
+	prompt := longPrompt(5 << 20)
+	for _, store := range []struct {
+		name string
+		opts engram.Options
+		mode string
+	}{
+		{"keyword-only", engram.Options{NoEmbedder: true}, memory.ModeBM25},
+		{"hybrid", engram.Options{Embedder: noiseEmbedder}, memory.ModeHybrid},
+	} {
+		db := longQueryDB(t, store.opts)
+		for _, dl := range []struct {
+			name string
+			d    time.Duration // 0: cancelled before the call
+		}{{"cancelled", 0}, {"10ms", 10 * time.Millisecond}, {"1s", time.Second}} {
+			t.Run(store.name+"/"+dl.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), dl.d)
+				defer cancel()
+				if dl.d == 0 {
+					cancel()
+				}
+				start := time.Now()
+				resp, err := db.Search(ctx, engram.Query{Query: prompt, Mode: store.mode, NoRecord: true})
+				took := time.Since(start)
+				if bound := dl.d + 10*time.Second; took > bound {
+					t.Errorf("search took %v with a deadline of %v (bound %v)", took, dl.d, bound)
+				}
+				switch {
+				case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+					t.Errorf("err %v, want nil or the context's", err)
+				case err == nil && resp.Reduced == nil:
+					t.Error("a 5 MB query answered without being reduced")
+				}
+			})
+		}
+	}
+}
+
+// TestLongQueryReduced checks what a long query is cut to: its kept terms
+// (the store's rare ones, repeats merged), a degraded entry saying so, the
+// memory it is about found, and the same answer every time. A query up to
+// LongQueryBytes runs whole.
+func TestLongQueryReduced(t *testing.T) {
+	db := longQueryDB(t, engram.Options{Embedder: noiseEmbedder})
+	for _, n := range []int{recall.LongQueryBytes + 1, 1 << 20, 5 << 20} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			prompt := longPrompt(n)
+			resp := search(t, db, engram.Query{Query: prompt, Mode: memory.ModeBM25, NoRecord: true})
+			red := resp.Reduced
+			if red == nil {
+				t.Fatalf("no reduction for %d bytes", n)
+			}
+			if red.Bytes != n || len(red.Kept) == 0 || len(red.Kept) > recall.MaxQueryTerms || red.Distinct < len(red.Kept) ||
+				red.Terms < red.Distinct || red.Window > recall.QueryWindowBytes || red.Sampled > min(n, recall.TermSampleBytes+recall.TermSampleChunks) {
+				t.Errorf("reduced %+v", *red)
+			}
+			for _, want := range []string{"kubernet", "cluster", "upgrad", "stage"} {
+				if !slices.Contains(red.Kept, want) {
+					t.Errorf("kept %q lacks %q", red.Kept, want)
+				}
+			}
+			i := slices.IndexFunc(resp.Degraded, func(d engram.Degraded) bool { return d.Stage == "query" })
+			if i < 0 || !strings.Contains(resp.Degraded[i].Reason, "long query") {
+				t.Errorf("degraded %+v: no long-query entry", resp.Degraded)
+			}
+			if len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "kubernetes") {
+				t.Errorf("results %v: the upgrade memory is not first", ids(resp))
+			}
+			again := search(t, db, engram.Query{Query: prompt, Mode: memory.ModeBM25, NoRecord: true})
+			if !slices.Equal(again.Reduced.Kept, red.Kept) || !slices.Equal(ids(again), ids(resp)) {
+				t.Error("a long query's reduction is not deterministic")
+			}
+		})
+	}
+	short := longPrompt(recall.LongQueryBytes)
+	if resp := search(t, db, engram.Query{Query: short, NoRecord: true}); resp.Reduced != nil {
+		t.Errorf("a query of %d bytes was reduced: %+v", len(short), *resp.Reduced)
+	}
+}
