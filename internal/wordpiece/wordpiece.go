@@ -91,25 +91,26 @@ func New(c Config) (*Tokenizer, error) {
 	if t.maxWordChars < 0 || t.maxLen < 0 {
 		return nil, fmt.Errorf("wordpiece: negative limit (MaxLen %d, MaxWordChars %d)", c.MaxLen, c.MaxWordChars)
 	}
-	all := make(map[string]int32, len(c.Vocab))
+	// Every token is in exactly one of the two maps (a continuation under
+	// its text after "##"), so they find duplicates and look tokens up.
 	for i, tok := range c.Vocab {
 		if tok == "" {
 			return nil, fmt.Errorf("wordpiece: vocabulary entry %d is empty", i)
 		}
-		if _, dup := all[tok]; dup {
+		dict, key := t.dictOf(tok)
+		if _, dup := dict[key]; dup {
 			return nil, fmt.Errorf("wordpiece: vocabulary entry %d %q is a duplicate", i, tok)
 		}
-		all[tok] = int32(i)
+		dict[key] = int32(i)
 		if rest, ok := strings.CutPrefix(tok, continuation); ok && rest != "" {
-			t.cont[rest] = int32(i)
 			t.maxCont = max(t.maxCont, len(rest))
 		} else {
-			t.initial[tok] = int32(i)
 			t.maxInit = max(t.maxInit, len(tok))
 		}
 	}
 	lookup := func(what, tok string) (int32, error) {
-		id, ok := all[tok]
+		dict, key := t.dictOf(tok)
+		id, ok := dict[key]
 		if !ok {
 			return 0, fmt.Errorf("wordpiece: %s token %q is not in the vocabulary", what, tok)
 		}
@@ -143,6 +144,14 @@ func New(c Config) (*Tokenizer, error) {
 		}
 	}
 	return t, nil
+}
+
+// dictOf names the map a vocabulary token belongs in and its key there.
+func (t *Tokenizer) dictOf(tok string) (map[string]int32, string) {
+	if rest, ok := strings.CutPrefix(tok, continuation); ok && rest != "" {
+		return t.cont, rest
+	}
+	return t.initial, tok
 }
 
 // fixed is the number of ids every text gets besides its own.
