@@ -23,6 +23,22 @@ type env struct {
 	stdout, stderr io.Writer
 	dbPath         string
 	json           bool
+	// daemon: this command may run through a local daemon (daemon.go).
+	daemon bool
+}
+
+// daemonAnnotation marks a command that runs through a local daemon when
+// one serves its store: the calls an agent makes in its loop, whose answer
+// is the same either way.
+const daemonAnnotation = "engram-daemon"
+
+// viaDaemon marks c as daemonAnnotation says.
+func viaDaemon(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[daemonAnnotation] = "yes"
+	return c
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -50,6 +66,9 @@ name (minilm, static, glove), openai, ollama or none.`,
 			return usagef("unknown command %q (%s)", a[0], hint)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			e.daemon = cmd.Annotations[daemonAnnotation] == "yes"
+		},
 	}
 	root.SetVersionTemplate("engram {{.Version}}\n")
 	root.SuggestionsMinimumDistance = 2
