@@ -52,6 +52,14 @@ func (c *cached) Model() string {
 	return c.e.Model()
 }
 
+// Warm warms the wrapped embedder when it is a Warmer (see Warmer).
+func (c *cached) Warm(ctx context.Context) error {
+	if w, ok := c.e.(Warmer); ok {
+		return w.Warm(ctx)
+	}
+	return nil
+}
+
 // Embed returns one vector per text, embedding only what the cache lacks.
 func (c *cached) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if c.e == nil || c.c == nil {

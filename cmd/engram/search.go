@@ -136,7 +136,7 @@ what was current then.`,
 	fl.StringVar(&f.now, "now", "", "the time relative date phrases (\"last week\") are read from: RFC 3339 or YYYY-MM-DD (default: now)")
 	fl.BoolVar(&f.noDates, "no-dates", false, "do not read date phrases in the query as time windows to boost")
 	fl.IntVar(&f.neighbours, "neighbours", 0, fmt.Sprintf("show each result of an episode with this many turns before and after it (0–%d)", memory.MaxNeighbours))
-	return viaDaemon(c)
+	return embedsQuery(viaDaemon(c))
 }
 
 // query builds the query the flags describe (without its text).

@@ -172,6 +172,18 @@ func (e *Embedder) load() (*weights, error) {
 	return e.w, e.err
 }
 
+// Warm makes the model ready now instead of at the first Embed or Tokenize:
+// the tokenizer built, the weights set up and, where they are used in place,
+// their pages read in (embed.Warmer).
+func (e *Embedder) Warm(ctx context.Context) error {
+	w, err := e.load()
+	if err != nil {
+		return err
+	}
+	w.prefault(ctx)
+	return nil
+}
+
 // Tokenize returns the ids the model reads for text: [CLS], the WordPiece
 // ids, [SEP], cut at MaxTokens.
 func (e *Embedder) Tokenize(text string) ([]int32, error) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/linalg"
 	"github.com/engram-memory/engram/internal/tensorfile"
 )
@@ -354,5 +355,34 @@ func TestLayouts(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWarm: Warm readies the model (Embed then finds it loaded), and
+// reports a model file that cannot load; through embed.Cached too.
+func TestWarm(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w embed.Warmer = e
+	if err := embed.Cached(e, embed.NewLRU(4)).(embed.Warmer).Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if e.w == nil {
+		t.Fatal("Warm left the model unloaded")
+	}
+	if _, err := e.Embed(t.Context(), []string{"warm"}); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := NewFromData(minilm[:len(minilm)-1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Warm(t.Context()); err == nil {
+		t.Error("Warm of a truncated file succeeded")
 	}
 }

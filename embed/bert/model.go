@@ -1,6 +1,7 @@
 package bert
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -278,6 +279,25 @@ func concat(parts ...[]float32) []float32 {
 	}
 	return out
 }
+
+// prefault reads one value of every page of the weights used in place, so
+// that the first forward pass does not stop on page faults.
+func (w *weights) prefault(ctx context.Context) {
+	var sink uint16
+	for _, l := range w.layers {
+		if ctx.Err() != nil {
+			return
+		}
+		for _, m := range []linear{l.qkv, l.out, l.ffIn, l.ffOut} {
+			if p, ok := m.(*linalg.PackedF16); ok {
+				sink ^= p.Prefault()
+			}
+		}
+	}
+	prefaultSink = sink
+}
+
+var prefaultSink uint16
 
 // setPosition sets dst to position p's embedding plus token type 0's.
 func (w *weights) setPosition(dst []float32, p int) {

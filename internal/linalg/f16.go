@@ -89,6 +89,18 @@ func (p *PackedF16) mul(c, a, bias []float32, m int) {
 	workspaces.Put(ws)
 }
 
+// Prefault reads one value of every 4 KiB of the weight, so that its pages
+// are mapped in (the weight may lie in a file mapping, such as the binary's
+// read-only data) before a product needs them; it returns their XOR, for
+// the caller to keep so that the reads are not optimised away.
+func (p *PackedF16) Prefault() uint16 {
+	var x uint16
+	for i := 0; i < len(p.data); i += 2048 {
+		x ^= p.data[i]
+	}
+	return x
+}
+
 // UnpackF16 decodes float16 panels (PackedF16's layout) into the n×k
 // row-major float32 weight, exactly.
 func UnpackF16(data []uint16, n, k int) ([]float32, error) {
