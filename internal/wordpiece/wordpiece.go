@@ -42,8 +42,7 @@ type Config struct {
 // Tokenizer turns text into ids. It is safe for concurrent use.
 type Tokenizer struct {
 	vocab          []string
-	initial        map[string]int32 // word-initial pieces
-	cont           map[string]int32 // continuation pieces, without "##"
+	pieces         *table // word-initial and continuation pieces
 	maxInit        int              // longest key of initial, in bytes
 	maxCont        int              // longest key of cont, in bytes
 	unk            int32
@@ -77,8 +76,7 @@ func New(c Config) (*Tokenizer, error) {
 	}
 	t := &Tokenizer{
 		vocab:        c.Vocab,
-		initial:      make(map[string]int32, len(c.Vocab)),
-		cont:         make(map[string]int32, len(c.Vocab)/4),
+		pieces:       newTable(c.Vocab),
 		maxLen:       c.MaxLen,
 		maxWordChars: c.MaxWordChars,
 		dropUnk:      c.DropUnknown,
@@ -91,26 +89,21 @@ func New(c Config) (*Tokenizer, error) {
 	if t.maxWordChars < 0 || t.maxLen < 0 {
 		return nil, fmt.Errorf("wordpiece: negative limit (MaxLen %d, MaxWordChars %d)", c.MaxLen, c.MaxWordChars)
 	}
-	// Every token is in exactly one of the two maps (a continuation under
-	// its text after "##"), so they find duplicates and look tokens up.
 	for i, tok := range c.Vocab {
 		if tok == "" {
 			return nil, fmt.Errorf("wordpiece: vocabulary entry %d is empty", i)
 		}
-		dict, key := t.dictOf(tok)
-		if _, dup := dict[key]; dup {
+		if !t.pieces.add(int32(i)) {
 			return nil, fmt.Errorf("wordpiece: vocabulary entry %d %q is a duplicate", i, tok)
 		}
-		dict[key] = int32(i)
-		if rest, ok := strings.CutPrefix(tok, continuation); ok && rest != "" {
-			t.maxCont = max(t.maxCont, len(rest))
+		if cont, k := key(tok); cont {
+			t.maxCont = max(t.maxCont, len(k))
 		} else {
-			t.maxInit = max(t.maxInit, len(tok))
+			t.maxInit = max(t.maxInit, len(k))
 		}
 	}
 	lookup := func(what, tok string) (int32, error) {
-		dict, key := t.dictOf(tok)
-		id, ok := dict[key]
+		id, ok := t.pieces.find(key(tok))
 		if !ok {
 			return 0, fmt.Errorf("wordpiece: %s token %q is not in the vocabulary", what, tok)
 		}
@@ -144,14 +137,6 @@ func New(c Config) (*Tokenizer, error) {
 		}
 	}
 	return t, nil
-}
-
-// dictOf names the map a vocabulary token belongs in and its key there.
-func (t *Tokenizer) dictOf(tok string) (map[string]int32, string) {
-	if rest, ok := strings.CutPrefix(tok, continuation); ok && rest != "" {
-		return t.cont, rest
-	}
-	return t.initial, tok
 }
 
 // fixed is the number of ids every text gets besides its own.
@@ -366,9 +351,9 @@ func (e *encoder) flush() {
 // to dst, or reports false if some part of w matches no piece.
 func (t *Tokenizer) split(dst []int32, w []byte) ([]int32, bool) {
 	for start := 0; start < len(w); {
-		dict, longest := t.initial, t.maxInit
-		if start > 0 {
-			dict, longest = t.cont, t.maxCont
+		cont, longest := start > 0, t.maxInit
+		if cont {
+			longest = t.maxCont
 		}
 		end := min(len(w), start+longest)
 		found := false
@@ -376,7 +361,7 @@ func (t *Tokenizer) split(dst []int32, w []byte) ([]int32, bool) {
 			if end < len(w) && !utf8.RuneStart(w[end]) {
 				continue
 			}
-			if id, ok := dict[string(w[start:end])]; ok {
+			if id, ok := t.pieces.findBytes(cont, w[start:end]); ok {
 				dst = append(dst, id)
 				found = true
 				break
