@@ -42,7 +42,9 @@ func TestPrefetchWhen(t *testing.T) {
 	}
 	defer db.Close()
 	remote, err := Open(ctx, filepath.Join(t.TempDir(), "r.db"), Options{Embedder: embed.Func{ModelID: "remote-v1",
-		F: func(_ context.Context, texts []string) ([][]float32, error) { return make([][]float32, len(texts)), nil }}})
+		F: func(_ context.Context, texts []string) ([][]float32, error) {
+			return make([][]float32, len(texts)), nil
+		}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,9 @@ func newTable(vocab []string) *table {
 }
 
 // isCont reports whether a vocabulary token continues a word ("##x").
-func isCont(tok string) bool { return len(tok) > len(continuation) && strings.HasPrefix(tok, continuation) }
+func isCont(tok string) bool {
+	return len(tok) > len(continuation) && strings.HasPrefix(tok, continuation)
+}
 
 // key is the text a token is looked up by: without "##" for a continuation.
 func key(tok string) (cont bool, k string) {

@@ -43,8 +43,8 @@ type Config struct {
 type Tokenizer struct {
 	vocab          []string
 	pieces         *table // word-initial and continuation pieces
-	maxInit        int              // longest key of initial, in bytes
-	maxCont        int              // longest key of cont, in bytes
+	maxInit        int    // longest key of initial, in bytes
+	maxCont        int    // longest key of cont, in bytes
 	unk            int32
 	prefix, suffix int32 // -1: none
 	special        []special
