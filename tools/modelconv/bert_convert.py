@@ -11,7 +11,8 @@ original float32 weights and with the encoded-then-decoded weights.
 The file stores the matrices the encoder multiplies by as float16 panels
 (layout "panels16", see panels()): the order the Go kernel reads them in, so
 a process uses them in place from the binary with nothing to convert. -rows
-writes them as [out, in] rows instead (embed/bert reads both).
+writes them as [out, in] rows instead (embed/bert reads both; an -encoding
+whose matrices are not float16 needs -rows).
 """
 
 import argparse
