@@ -2,6 +2,7 @@ package bert
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/linalg"
@@ -384,5 +386,29 @@ func TestWarm(t *testing.T) {
 	}
 	if err := bad.Warm(t.Context()); err == nil {
 		t.Error("Warm of a truncated file succeeded")
+	}
+}
+
+// TestBuiltInInPlace: the built-in file's float16 panels are used where the
+// binary holds them (a misaligned go:embed string would make every process
+// copy them: correct, but the load time would be back).
+func TestBuiltInInPlace(t *testing.T) {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		t.Skip("a big-endian machine decodes the float16 values")
+	}
+	f, err := tensorfile.ParseBuiltIn(minilm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, ok := f.Tensor("encoder.layer.0.attention.self.qkv.weight")
+	if !ok {
+		t.Fatal("no fused qkv tensor")
+	}
+	bits, err := tn.Float16s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.Pointer(&bits[0]) != unsafe.Pointer(unsafe.StringData(tn.Data)) {
+		t.Errorf("the panels were copied (file at %p)", unsafe.StringData(minilm))
 	}
 }
