@@ -113,9 +113,11 @@ func packer(p Precision) func(b []float32, n, k int) linear {
 // weight. Tests turn it off to cover the decoding fallback.
 var inPlace = func(p Precision) bool { return linalg.HasF16() && !(p == BF16 && linalg.HasBF16()) }
 
-// weights is a model decoded for compute. The word-embedding table stays in
-// the file's int8 rows (only the rows of a text's tokens are ever read);
-// everything else is float32.
+// weights is a model made ready for compute. The word-embedding table stays
+// in the file's int8 rows and the position table in its float16 rows (only
+// the rows of a text's tokens are ever read); the matrices are the file's
+// float16 panels where they lie (linalg.PackedF16) or packed float32 (or
+// bf16); the vectors are float32.
 type weights struct {
 	m         *meta
 	tok       *wordpiece.Tokenizer
