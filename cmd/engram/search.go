@@ -81,6 +81,7 @@ what was current then.`,
 			if err != nil {
 				return usageError{err}
 			}
+			e.warm = e.warm && base.Mode != memory.ModeBM25 // keywords only: no model
 			return e.withStore(cmd.Context(), func(db store) error {
 				if f.batch != "" {
 					base.NoRecord = !f.record // a batch is a measurement: no use unless asked
