@@ -370,8 +370,8 @@ func TestImportAllOrNothing(t *testing.T) {
 		wantN   int
 	}{
 		{"valid", "{\"text\":\"a\"}\n\n{\"text\":\"b\",\"tags\":[\"t\"]}\n", false, "", 2},
-		{"missing text", "{\"text\":\"a\"}\n{\"name\":\"x\"}\n", false, "line 2: invalid: field \"text\" is required", 0},
-		{"wrong type", "{\"text\":\"a\"}\n{\"text\":\"b\",\"tags\":\"t\"}\n", false, "line 2: field \"tags\": expected []string, got string", 0},
+		{"missing text", "{\"text\":\"a\"}\n{\"name\":\"x\"}\n", false, "line 2: field \"text\" is required", 0},
+		{"wrong type", "{\"text\":\"a\"}\n{\"text\":\"b\",\"tags\":\"t\"}\n", false, "line 2: field \"tags\": expected an array of strings, got a string", 0},
 		{"unknown field", "{\"txt\":\"a\"}\n", false, "line 1: unknown field \"txt\"", 0},
 		{"bad json", "{\"text\":\"a\"\n", false, "line 1:", 0},
 		{"duplicate id", "{\"id\":\"x\",\"text\":\"a\"}\n{\"id\":\"x\",\"text\":\"b\"}\n", false, "line 2: id \"x\" repeats line 1", 0},

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/internal/jsonerr"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -72,7 +73,9 @@ func ParseJSONL(r io.Reader) ([]*Memory, []LineError, error) {
 			}
 		}
 		if err != nil {
-			bad = append(bad, LineError{Line: line, Err: err.Error()})
+			// "line 3: field ...", not "line 3: invalid: field ...": the
+			// import's error already says invalid.
+			bad = append(bad, LineError{Line: line, Err: strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")})
 			continue
 		}
 		mems = append(mems, m)
@@ -96,7 +99,7 @@ func ParseMemoryJSON(b []byte) (*Memory, error) {
 	dec.DisallowUnknownFields()
 	var m Memory
 	if err := dec.Decode(&m); err != nil {
-		return nil, describeJSONError(err)
+		return nil, describeJSONError(err, b)
 	}
 	if dec.More() {
 		return nil, errors.New("more than one JSON value on the line")
@@ -111,25 +114,13 @@ func ParseMemoryJSON(b []byte) (*Memory, error) {
 	return &m, nil
 }
 
-// describeJSONError turns encoding/json errors into one line naming the field.
-func describeJSONError(err error) error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			return fmt.Errorf("expected a JSON object, got %s", te.Value)
-		}
-		return fmt.Errorf("field %q: expected %s, got %s", field, te.Type, te.Value)
-	case errors.As(err, &se):
-		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, se)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return fmt.Errorf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+// describeJSONError turns encoding/json errors into one line naming the
+// field and the kind of value it takes, in JSON's words.
+func describeJSONError(err error, line []byte) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errors.New("incomplete JSON object")
 	}
-	return err
+	return jsonerr.Describe(err, line, "created_at", "updated_at", "demand_at", "occurred_at")
 }
 
 // Import loads memories from JSONL in one write (see ImportOptions), into
@@ -145,6 +136,7 @@ func (v view) Import(ctx context.Context, r io.Reader, opt ImportOptions) (Impor
 	}
 	res.Skipped = bad
 	if len(mems) == 0 {
+		res.IDs = []string{} // "ids": [], not null: nothing imported is an empty list
 		return res, nil
 	}
 	res.AddResult, err = v.add(ctx, mems, opt.Progress, false)

@@ -31,6 +31,12 @@ func (m *inProcess) Embed(_ context.Context, texts []string) ([][]float32, error
 	return out, nil
 }
 
+// latinModel is an in-process model that reads the Latin script only.
+type latinModel struct {
+	*inProcess
+	embed.Scripts
+}
+
 // TestPrefetchWhen: a query is prefetched only before the index is loaded,
 // with an in-process model, and when the search will embed its text.
 func TestPrefetchWhen(t *testing.T) {
@@ -49,6 +55,11 @@ func TestPrefetchWhen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer remote.Close()
+	latin, err := Open(ctx, filepath.Join(t.TempDir(), "l.db"), Options{Embedder: latinModel{&inProcess{}, embed.Latin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer latin.Close()
 	for _, c := range []struct {
 		name string
 		db   *DB
@@ -61,6 +72,8 @@ func TestPrefetchWhen(t *testing.T) {
 		{"hyde", db, Query{Query: "where is the key", HyDE: true}, false},
 		{"blank", db, Query{Query: "   "}, false},
 		{"remote model", remote, Query{Query: "where is the key"}, false},
+		{"read script", latin, Query{Query: "where is the key"}, true},
+		{"unread script", latin, Query{Query: "钥匙在哪里"}, false},
 	} {
 		if got := c.db.e.prefetch(ctx, c.q) != nil; got != c.want {
 			t.Errorf("%s: prefetch %v, want %v", c.name, got, c.want)
@@ -104,5 +117,9 @@ func TestPrefetched(t *testing.T) {
 	}
 	if !pending.InProcess() {
 		t.Error("prefetched hides that the model is in-process")
+	}
+	reader := &prefetched{Embedder: latinModel{m, embed.Latin}}
+	if reader.Unread("钥匙在哪里") == "" || reader.Unread("the key") != "" {
+		t.Error("prefetched hides which scripts the model reads")
 	}
 }

@@ -73,8 +73,8 @@ func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
 	text := strings.TrimSpace(q.Query) // as recall reads it
 	l, ok := e.be.(indexLoader)
 	if !ok || l.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
-		q.Mode == memory.ModeBM25 || q.HyDE || text == "" {
-		return nil
+		q.Mode == memory.ModeBM25 || q.HyDE || text == "" || embed.Unread(e.embedder, text) != "" {
+		return nil // no vector leg (or no index to wait for)
 	}
 	p := &prefetched{Embedder: e.embedder, text: text, done: make(chan struct{})}
 	go func() {
@@ -99,6 +99,10 @@ type prefetched struct {
 
 // InProcess is the wrapped embedder's (embed.InProcess).
 func (p *prefetched) InProcess() bool { return embed.IsInProcess(p.Embedder) }
+
+// Unread is the wrapped embedder's (embed.Reader): the search decides what
+// the model reads as it would without the prefetch.
+func (p *prefetched) Unread(text string) string { return embed.Unread(p.Embedder, text) }
 
 func (p *prefetched) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 1 && texts[0] == p.text {
@@ -128,12 +132,14 @@ func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 	if e.embedder != nil {
 		cfg.VectorWeight, cfg.WeightSource = e.vectorWeight()
 		def := ModelDefaults(e.embedder.Model())
-		cfg.VectorFloor, cfg.Fusion, cfg.RRFK, cfg.RelevanceBar = def.Floor, def.Fusion, def.RRFK, def.Relevance
+		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
+		cfg.RelevanceBar, cfg.VectorBar, cfg.Paraphrase = def.Relevance, def.VectorRelevance, def.Paraphrase
 		if f := e.opts.VectorFloor; f != nil {
 			cfg.VectorFloor = *f
 		}
 		if b := e.opts.RelevanceBar; b != nil {
-			cfg.RelevanceBar = *b
+			// The option is the model's bar, both legs' and the vector leg's.
+			cfg.RelevanceBar, cfg.VectorBar = *b, *b
 		}
 	}
 	return &recall.Searcher{Backend: s, Config: cfg}

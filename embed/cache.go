@@ -60,6 +60,14 @@ func (c *cached) Warm(ctx context.Context) error {
 	return nil
 }
 
+// Unread is the wrapped embedder's (Reader).
+func (c *cached) Unread(text string) string {
+	if c.e == nil {
+		return ""
+	}
+	return Unread(c.e, text)
+}
+
 // Embed returns one vector per text, embedding only what the cache lacks.
 func (c *cached) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if c.e == nil || c.c == nil {

@@ -48,9 +48,12 @@ type Memory struct {
 	// Supersedes names the memory (by id, in this memory's own scope) that
 	// this one replaces as the current truth: searches leave the superseded
 	// one out unless asked as of an earlier time. Nothing is deleted.
-	Supersedes string    `json:"supersedes,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	Supersedes string `json:"supersedes,omitempty"`
+	// CreatedAt and UpdatedAt are set when the memory is stored (a zero time
+	// means "now"). A memory not yet stored leaves them out of its JSON: the
+	// zero instant written out is refused on input, as a time no store holds.
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// Uses counts the deliveries that were relevant (a search result or an
 	// injection that cleared the model's relevance bar) and the touches.
 	Uses int64 `json:"uses,omitempty"`

@@ -189,8 +189,13 @@ func ResultOf(m *Memory) Result {
 type Explain struct {
 	BM25   *LegBM25   `json:"bm25"`
 	Vector *LegVector `json:"vector"`
-	// RRF is the fused score before boosts (named rrf in the contract; the
-	// response's fusion.method says which fusion produced it).
+	// Fused is the fused score before boosts, whichever fusion produced it
+	// (the response's fusion.method says which: rsf, rrf or dbsf).
+	Fused float64 `json:"fused"`
+	// RRF is Fused under its first name, kept for clients that read "rrf";
+	// it is not reciprocal-rank fusion's unless fusion.method is rrf.
+	//
+	// Deprecated: read Fused.
 	RRF       float64  `json:"rrf"`
 	Boosts    Boosts   `json:"boosts"`
 	Relevance float64  `json:"relevance"`

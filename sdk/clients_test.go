@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engram-memory/engram/internal/skipnote"
 )
 
 // missing skips the test, or fails it under CI, for a tool that is not there.
@@ -26,7 +28,7 @@ func missing(t *testing.T, what, how string) {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s is missing (CI=true): %s", what, how)
 	}
-	t.Skipf("%s is missing: %s (CI=true makes this a failure)", what, how)
+	skipnote.Skipf(t, "%s is missing: %s (CI=true makes this a failure)", what, how)
 }
 
 // runSuite runs a client's test suite and reports its output.

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engram-memory/engram/internal/skipnote"
 )
 
 // vectorsPath is the shared test vectors' file, relative to this package.
@@ -76,6 +78,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	skipnote.Done() // a client suite skipped for a missing tool says so without -v
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}

@@ -92,7 +92,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{"negative weight", db, "", []string{"calibrate", "--weights", "-1"}, "is not a number in [0, 1e6]"},
 		{"bad method", db, "", []string{"calibrate", "--method", "guess"}, `method "guess"`},
 		{"negative samples", db, "", []string{"calibrate", "--samples", "-3"}, "must not be negative"},
-		{"extra argument", db, "", []string{"calibrate", "now"}, "unknown command"},
+		{"extra argument", db, "", []string{"calibrate", "now"}, `calibrate takes no arguments, got "now"`},
 		{"too small", small, "", []string{"calibrate"}, "need 30"},
 		{"no embedder", db, "none", []string{"calibrate"}, "needs an embedder"},
 		{"missing store", filepath.Join(t.TempDir(), "typo.db"), "", []string{"calibrate"}, "no store at"},

@@ -59,6 +59,20 @@ func TestCLIRoundTrip(t *testing.T) {
 	if out := mustCLI(t, db, "", "search", "dark themes", "--context", "--budget", "200"); !strings.Contains(out, "dark themes") {
 		t.Fatalf("context output: %q", out)
 	}
+	// --context holds results to the model's bar, as inject does: a query on
+	// a topic the store lacks gets nothing unless --min-relevance says so.
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--context"}, false},
+		{[]string{"--context", "--min-relevance", "0"}, true},
+	} {
+		out := mustCLI(t, db, "", append([]string{"search", "how do I bake sourdough bread", "--no-record"}, c.args...)...)
+		if got := strings.Contains(out, "transaction") || strings.Contains(out, "dark themes"); got != c.want {
+			t.Errorf("search %v on an absent topic: %q", c.args, out)
+		}
+	}
 	mustCLI(t, db, "", "update", id, "--text", "tasks_claim needs a transaction", "--favorite", "true")
 	if out := mustCLI(t, db, "", "get", id); !strings.Contains(out, "needs a transaction") || !strings.Contains(out, `"favorite": true`) {
 		t.Fatalf("get after update: %s", out)
@@ -126,7 +140,7 @@ func TestCLIBadInput(t *testing.T) {
 		{"bad as-of", db, "", []string{"search", "x", "--as-of", "someday"}, "--as-of"},
 		{"neighbours too many", db, "", []string{"search", "x", "--neighbours", "21"}, "neighbours 21"},
 		{"delete unknown id", db, "", []string{"delete", "01NOPE"}, "not found"},
-		{"missing text", db, "", []string{"add"}, "accepts 1 arg"},
+		{"missing text", db, "", []string{"add"}, "add: missing TEXT|- (usage: engram add TEXT|- [flags])"},
 		{"empty text", db, "", []string{"add", " "}, "text"},
 		{"bad metadata", db, "", []string{"add", "x", "--metadata", "[1]"}, "metadata"},
 		{"malformed jsonl", db, "{\"text\":\"ok\"}\n{\"text\": 5}\n", []string{"import", "-"}, "line 2"},

@@ -111,7 +111,7 @@ func TestCLIClient(t *testing.T) {
 		t.Fatalf("list differs:\nclient: %s\nlocal:  %s", remote, local)
 	}
 	out, errs, code = clientCLI(t, u, "", "", "list", "--limit", "1")
-	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(errs, "engram list --cursor ") {
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(errs, "engram list --limit 1 --cursor ") {
 		t.Fatalf("list --limit 1: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	for _, cmd := range []string{"reindex", "calibrate"} {

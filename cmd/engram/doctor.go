@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,11 +48,17 @@ something is.`,
 			if err := e.out(r, func(w io.Writer) error { return writeDoctor(w, r) }); err != nil {
 				return err
 			}
-			left := 0
+			left, cleared := 0, 0
 			for _, f := range r.Findings {
 				if !f.Fixed {
 					left++
+				} else if strings.Contains(f.Problem, "embedding") {
+					cleared++
 				}
+			}
+			if cleared > 0 {
+				// A cleared vector leaves the memory to keywords until a reindex.
+				e.printHints([]string{fmt.Sprintf("%d unreadable vector(s) cleared: %s", cleared, reindexHint)})
 			}
 			if left > 0 {
 				hint := ""

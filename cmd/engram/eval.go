@@ -86,7 +86,7 @@ and scifact/ under --data.`,
 	fl.StringVar(&f.jsonOut, "json", "", "also write the report as JSON to this file (- for stdout instead of the table)")
 	fl.StringVar(&f.svgOut, "svg", "", "also write an SVG chart (modes × metrics) to this file")
 	fl.StringVar(&f.anchors, "anchors", "builtin", "published rows: builtin, none, or a JSON file of anchors")
-	fl.BoolVar(&f.perQuery, "per-query", false, "keep every query's scores and top ids in the JSON report")
+	fl.BoolVar(&f.perQuery, "per-query", false, "keep every query's scores and top ids (delivery: every question's candidates) in the JSON report")
 	fl.StringVar(&f.tmp, "tmp", "", "directory for the temporary stores (default the system's)")
 	fl.StringVar(&f.bars, "bars", "", "delivery: relevance bars to tabulate (default 0,.05,.08,.1,.12,.14,.16,.18,.2,.25,.3)")
 	fl.Float64Var(&f.target, "target", 0.9, "delivery: the share of each absent-topic set the suggested bar leaves empty")

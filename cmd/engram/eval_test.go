@@ -195,7 +195,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"bad level", []string{"eval", "--dataset", "locomo", "--level", "word"}, "--level"},
 		{"bad limit", []string{"eval", "--dataset", "scifact", "--limit", "0"}, "--limit"},
 		{"bad anchors", []string{"eval", "--dataset", "scifact", "--data", data, "--anchors", badAnchors}, "--anchors"},
-		{"extra argument", []string{"eval", "scifact"}, "unknown command"},
+		{"extra argument", []string{"eval", "scifact"}, `eval takes no arguments, got "scifact"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -92,10 +92,11 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 
 	// qs are the questions as the configured embedder answers them; kqs the
 	// same on keywords alone, as every search runs when the vector leg is
-	// missing (no embedder, or one down or slow): the keyword-only bar's row.
-	var qs, kqs []*eval.DeliveryQuestion
+	// missing (no embedder, or one down or slow): the keyword-only bar's row;
+	// vqs on the vector leg alone (mode vector): the vector-only bar's row.
+	var qs, kqs, vqs []*eval.DeliveryQuestion
 	rep := &eval.DeliveryReport{} // the check's counts
-	modelBar := -1.0
+	modelBar, vectorBar := -1.0, -1.0
 	hasModel := !opts.NoEmbedder
 	ask := func(db *engram.DB, set string, c eval.Case, check bool) error {
 		q, strategy, err := deliveryQuestion(ctx, db, set, c, "")
@@ -111,6 +112,14 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 				return err
 			}
 			kqs = append(kqs, kq)
+			vq, _, err := deliveryQuestion(ctx, db, set, c, memory.ModeVector)
+			if err != nil {
+				return err
+			}
+			if vectorBar < 0 {
+				vectorBar = vq.Bar
+			}
+			vqs = append(vqs, vq)
 		}
 		if check {
 			inj, err := db.Inject(ctx, c.Text, engram.InjectOptions{NoRecord: true})
@@ -170,8 +179,15 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	out.Notes = append(out.Notes, lc.Notes...)
 	if hasModel {
 		out.KeywordOnly = eval.MeasureDelivery(kqs, eval.KeywordOnly, engram.KeywordRelevance, engram.DefaultInjectLimit, bars, f.target)
+		out.VectorOnly = eval.MeasureDelivery(vqs, eval.VectorOnly, vectorBar, engram.DefaultInjectLimit, bars, f.target)
 	} else {
 		out.Model = eval.KeywordOnly + " (" + out.Model + ")"
+	}
+	if f.perQuery {
+		out.Questions = qs
+		if out.KeywordOnly != nil {
+			out.KeywordOnly.Questions, out.VectorOnly.Questions = kqs, vqs
+		}
 	}
 	switch f.jsonOut {
 	case "":
@@ -195,7 +211,11 @@ func deliveryQuestion(ctx context.Context, db *engram.DB, set string, c eval.Cas
 	}
 	q := &eval.DeliveryQuestion{Set: set, ID: c.ID, Gold: c.Gold, Bar: resp.RelevanceBar}
 	for _, r := range resp.Results {
-		q.Cands = append(q.Cands, eval.DeliveryCand{ID: r.ID, Relevance: r.Explain.Relevance})
+		c := eval.DeliveryCand{ID: r.ID, Relevance: r.Explain.Relevance}
+		if v := r.Explain.Vector; v != nil {
+			c.Cosine = v.Cosine
+		}
+		q.Cands = append(q.Cands, c)
 	}
 	return q, resp.Strategy, nil
 }

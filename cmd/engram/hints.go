@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/memory"
 )
@@ -63,4 +66,39 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// repeatCommand is the command line that runs cmd again with the flags it
+// was given (--db among them), except those named in skip, followed by
+// extra: what a "more:" hint prints, ready to paste into a shell.
+func repeatCommand(cmd *cobra.Command, skip []string, extra ...string) string {
+	words := []string{cmd.CommandPath()}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if contains(skip, f.Name) {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				words = append(words, "--"+f.Name, shellQuote(v))
+			}
+			return
+		}
+		if f.Value.Type() == "bool" {
+			words = append(words, "--"+f.Name+"="+f.Value.String())
+			return
+		}
+		words = append(words, "--"+f.Name, shellQuote(f.Value.String()))
+	})
+	for _, w := range extra {
+		words = append(words, shellQuote(w))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,@+-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/jsonerr"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -310,7 +311,11 @@ type claudeOutput struct {
 func readClaude(in []byte, event string) (claudeInput, error) {
 	var ci claudeInput
 	if err := json.Unmarshal(in, &ci); err != nil {
-		return ci, fmt.Errorf("%s hook input is not JSON: %w", event, err)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return ci, fmt.Errorf("%s hook input is not JSON: %w", event, jsonerr.Describe(err, in))
+		}
+		return ci, fmt.Errorf("%s hook input is not what Claude Code sends: %w", event, jsonerr.Describe(err, in))
 	}
 	if ci.HookEventName != "" && ci.HookEventName != event {
 		return ci, fmt.Errorf("hook input is for %s, but this is the %s hook", ci.HookEventName, event)

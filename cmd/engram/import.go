@@ -28,6 +28,9 @@ func newImport(e *env) *cobra.Command {
 					return usagef("import: %v", err)
 				}
 				defer f.Close()
+				if fi, err := f.Stat(); err == nil && fi.IsDir() {
+					return usagef("import: %s is a directory: give a JSONL file, or - for standard input", a[0])
+				}
 				in = f
 			}
 			return e.withNewStore(cmd.Context(), func(db store) error {

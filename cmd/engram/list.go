@@ -67,7 +67,7 @@ that prints the next page goes to stderr (--cursor). --json prints the page:
 					return err
 				}
 				if page.NextCursor != "" && !e.json {
-					fmt.Fprintf(e.stderr, "engram: more: engram list --cursor %s (with the same filters and --order)\n", page.NextCursor)
+					fmt.Fprintf(e.stderr, "engram: more: %s\n", repeatCommand(cmd, []string{"cursor"}, "--cursor", page.NextCursor))
 				}
 				return nil
 			})

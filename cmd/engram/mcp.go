@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,8 @@ outside it are invisible. Over HTTP the same tools are served by
 			if err != nil {
 				return usageError{fmt.Errorf("--scope: %w", err)}
 			}
+			// Stdout is the protocol's: what the store notices goes to stderr.
+			e.logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			return e.withNewDB(cmd.Context(), func(db *engram.DB) error {
 				var b mcpserver.Backend = db
 				if len(sc) > 0 {

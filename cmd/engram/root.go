@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/backend/weaviate"
@@ -29,6 +31,9 @@ type env struct {
 	// warm: this command embeds a query; in-process, the model is made
 	// ready while the store's index loads.
 	warm bool
+	// logger, when set, is the store's (a long-running serve or mcp: what
+	// the engine notices, such as its snapshot changed by another process).
+	logger *slog.Logger
 }
 
 // warmAnnotation marks a command that embeds its query.
@@ -62,7 +67,9 @@ func newRoot(e *env) *cobra.Command {
 		Use:   "engram",
 		Short: "Memory for LLM agents: hybrid BM25 + vector recall over one SQLite file",
 		Long: `Engram stores memories in one SQLite file and recalls them with a hybrid of
-BM25 keyword ranking and vector similarity, fused by rank, every result explained.
+BM25 keyword ranking and vector similarity, fused by score for the built-in
+models and by rank for served ones (search --fusion chooses), every result
+explained.
 
 The database is --db, else $ENGRAM_DB, else engram.db in the user's data directory;
 a weaviate://HOST:PORT?class=Memory URL there runs on a Weaviate server instead.
@@ -70,7 +77,7 @@ The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), or a built-in mode
 name (minilm, static, glove), openai, ollama or none.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version(),
+		Version:       readBuild().short(),
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
 				return nil
@@ -91,7 +98,7 @@ name (minilm, static, glove), openai, ollama or none.`,
 	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().StringVar(&e.dbPath, "db", "", "database file, or a weaviate://HOST:PORT?class=Memory URL (default $ENGRAM_DB or the user data directory)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "machine-readable JSON output")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	for _, c := range registered {
 		root.AddCommand(c(e))
 	}
@@ -101,35 +108,86 @@ name (minilm, static, glove), openai, ollama or none.`,
 	return root
 }
 
-// version names this build: the module version (a tagged release), else
-// "devel", with the commit and Go version it was built from when known.
-func version() string {
-	v := "devel"
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	if mv := info.Main.Version; mv != "" && mv != "(devel)" {
-		v = mv
-	}
-	var rev, dirty string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = ", modified"
+// flagError is a flag parsing error as one usage line: an unknown flag names
+// the nearest one the command has ("unknown flag --limt; did you mean
+// --limit?") and where the flags are listed.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		// Not strconv's "strconv.ParseInt: parsing "abc": invalid syntax".
+		want := "a valid value"
+		if f := cmd.Flags().Lookup(strings.TrimPrefix(m[2], "--")); f != nil {
+			want = flagKinds[f.Value.Type()]
+			if want == "" {
+				want = "a valid value"
 			}
 		}
+		return usagef("%s %q: want %s", m[2], m[1], want)
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return usageError{err}
 	}
-	if rev != "" {
-		return fmt.Sprintf("%s (commit %s%s, %s)", v, rev, dirty, info.GoVersion)
+	var best []string
+	bestD := 3 // two edits away at most (one for a short name), or a prefix
+	if len(name) <= 3 {
+		bestD = 2
 	}
-	return fmt.Sprintf("%s (%s)", v, info.GoVersion)
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(strings.ToLower(name), f.Name)
+		if d >= bestD && len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+			d = bestD - 1
+		}
+		switch {
+		case d >= bestD && len(best) == 0:
+		case d < bestD:
+			best, bestD = []string{"--" + f.Name}, d
+		case d == bestD:
+			best = append(best, "--"+f.Name)
+		}
+	})
+	help := fmt.Sprintf("engram help %s lists the flags", cmd.Name())
+	if !cmd.HasParent() {
+		help = "engram --help lists the flags"
+	}
+	if len(best) > 0 {
+		return usagef("unknown flag --%s; did you mean %s? (%s)", name, strings.Join(best, " or "), help)
+	}
+	return usagef("unknown flag --%s (%s)", name, help)
+}
+
+// badFlagValue matches pflag's error for a value its flag cannot parse.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: `)
+
+// flagKinds words a flag's value type for an error.
+var flagKinds = map[string]string{
+	"int": "an integer", "int64": "an integer", "uint": "a whole number", "float64": "a number",
+	"bool": "true or false", "duration": "a duration such as 30s, 5m or 1h",
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
 }
 
 // registered holds the subcommands, one file each, which add themselves with
@@ -138,13 +196,30 @@ var registered []func(*env) *cobra.Command
 
 func register(c func(*env) *cobra.Command) { registered = append(registered, c) }
 
-// args wraps a cobra positional-argument check so its error is a usage error.
+// args wraps a cobra positional-argument check so that its error is one
+// usage line saying what is missing or extra, and the command's usage line
+// ("search: missing QUERY (engram search QUERY...)"), not cobra's "requires
+// at least 1 arg(s), only received 0".
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
-		if err := check(cmd, a); err != nil {
-			return usageError{fmt.Errorf("%s: %w", cmd.Name(), err)}
+		if check(cmd, a) == nil {
+			return nil
 		}
-		return nil
+		usage := "usage: " + cmd.UseLine()
+		var operands []string
+		for _, w := range strings.Fields(cmd.Use)[1:] {
+			if strings.HasPrefix(w, "-") || w == "|" {
+				break
+			}
+			operands = append(operands, strings.TrimSuffix(w, "..."))
+		}
+		switch {
+		case len(operands) == 0:
+			return usagef("%s takes no arguments, got %q (%s)", cmd.Name(), strings.Join(a, " "), usage)
+		case len(a) == 0:
+			return usagef("%s: missing %s (%s)", cmd.Name(), strings.Join(operands, " "), usage)
+		}
+		return usagef("%s: %d arguments given, want one %s: quote an argument with spaces (%s)", cmd.Name(), len(a), strings.Join(operands, " "), usage)
 	}
 }
 
@@ -202,6 +277,7 @@ func (e *env) open(ctx context.Context, create bool) (*engram.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.Logger = e.logger
 	return engram.Open(ctx, p, opts)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/excerpt"
 	"github.com/engram-memory/engram/internal/format"
+	"github.com/engram-memory/engram/internal/jsonerr"
 	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/internal/when"
 	"github.com/engram-memory/engram/memory"
@@ -118,18 +119,18 @@ what was current then.`,
 	fl.StringVar(&f.since, "since", "", "created at or after: RFC 3339, YYYY-MM-DD, or an age such as 7d or 12h")
 	fl.StringVar(&f.until, "until", "", "created before: same forms as --since")
 	fl.StringVar(&f.fusion, "fusion", "", "rrf (reciprocal rank), rsf (relative score) or dbsf (distribution-based); default the embedding model's (rsf for the built-in)")
-	fl.Float64Var(&f.vectorWeight, "vector-weight", -1, "vector leg weight for this query (BM25's is 1)")
+	fl.Float64Var(&f.vectorWeight, "vector-weight", 0, "vector leg weight for this query, BM25's being 1 (default: the store's calibrated weight, else the model's)")
 	fl.Float64Var(&f.rrfK, "rrf-k", 0, "RRF's k for this query (default: the model's, 60 unless measured otherwise)")
 	fl.IntVar(&f.candidates, "candidates", 0, "per-leg candidate pool (default max(5×limit, 50))")
 	fl.BoolVar(&f.rerank, "rerank", false, "rerank the top candidates with the configured cross-encoder")
 	fl.BoolVar(&f.mmr, "mmr", false, "diversify with MMR over stored vectors")
-	fl.Float64Var(&f.lambda, "lambda", -1, "MMR λ: relevance vs diversity (default 0.7)")
+	fl.Float64Var(&f.lambda, "lambda", 0, "MMR λ: relevance vs diversity, 0 to 1 (default 0.7)")
 	fl.BoolVar(&f.hyde, "hyde", false, "embed an LLM-written hypothetical memory instead of the query")
 	fl.Float64Var(&f.minRel, "min-relevance", 0, "drop results whose relevance (0–1) is below this")
 	fl.BoolVar(&f.noRecord, "no-record", false, "do not count the relevant results as a use")
 	fl.BoolVar(&f.record, "record", false, "--batch: count each line's relevant results as a use")
 	fl.StringVar(&f.batch, "batch", "", "JSONL file of queries, or - for stdin")
-	fl.BoolVar(&f.context, "context", false, "compact text for an LLM's context")
+	fl.BoolVar(&f.context, "context", false, "compact text for an LLM's context, only results at or above the model's relevance bar (unless --min-relevance)")
 	fl.IntVar(&f.budget, "budget", 2000, "character budget of --context output (0: unlimited)")
 	fl.StringVar(&f.episode, "episode", "", "only memories of this episode")
 	fl.StringVar(&f.asOf, "as-of", "", "what was current then (superseded later memories included, newer ones left out): same forms as --since")
@@ -148,6 +149,9 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 	q.Episode = f.episode
 	if f.limit <= 0 {
 		return q, fmt.Errorf("--limit %d: must be at least 1", f.limit)
+	}
+	if f.budget < 0 {
+		return q, fmt.Errorf("--budget %d: must be 0 (unlimited) or more", f.budget)
 	}
 	q.Type, q.Scene, q.Source, q.Tags = f.typ, f.scene, f.source, f.tags
 	scope, err := memory.ParseScope(f.scope...)
@@ -173,6 +177,9 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 		w := f.vectorWeight
 		q.VectorWeight = &w
 	}
+	// --context is text for an LLM's context: like inject, only what clears
+	// the model's relevance bar, unless --min-relevance says otherwise.
+	q.ModelBar = f.context && !cmd.Flags().Changed("min-relevance")
 	if cmd.Flags().Changed("lambda") {
 		l := f.lambda
 		q.Lambda = &l
@@ -243,7 +250,7 @@ func batchQuery(base memory.Query, b []byte) (memory.Query, error) {
 	q := base
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(b, &keys); err != nil {
-		return q, fmt.Errorf("%w: not a JSON object: %v", engram.ErrInvalidQuery, err)
+		return q, fmt.Errorf("%w: not a JSON object: %v", engram.ErrInvalidQuery, jsonerr.Describe(err, b))
 	}
 	if _, ok := keys["scope"]; ok {
 		q.Scope = nil
@@ -254,7 +261,7 @@ func batchQuery(base memory.Query, b []byte) (memory.Query, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&q); err != nil {
-		return q, fmt.Errorf("%w: %v", engram.ErrInvalidQuery, strings.TrimPrefix(err.Error(), "json: "))
+		return q, fmt.Errorf("%w: %v", engram.ErrInvalidQuery, jsonerr.Describe(err, b, "since", "until", "as_of", "now"))
 	}
 	return q, nil
 }

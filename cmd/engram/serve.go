@@ -95,11 +95,12 @@ func (e *env) serve(ctx context.Context, f serveFlags) error {
 		return usagef("serve: %v", err)
 	}
 	defer ln.Close()
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	e.logger = log
 	return e.withNewDB(ctx, func(db *engram.DB) error {
 		if err := db.Warm(ctx); err != nil { // the index now, not on the first request
 			return err
 		}
-		log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		var access *slog.Logger
 		switch f.accessLog {
 		case "text":

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram/backend/weaviate"
+	"github.com/engram-memory/engram/embed/builtin"
 )
 
 func init() { register(newStats) }
@@ -37,8 +38,12 @@ func newStats(e *env) *cobra.Command {
 				if s.FileBytes == 0 && weaviate.IsURL(s.Path) {
 					size = "" // a server's store: no file to measure
 				}
+				embedder := s.Embedder
+				if d := builtin.Describe(embedder); d != "" {
+					embedder += " (" + d + ")"
+				}
 				return e.outf(s, "%s: %d memories (%d favorites)%s\nembedder %s, vector weight %g (%s)\nembedded: %s\ntypes: %s\n%s",
-					s.Path, s.Memories, s.Favorites, size, s.Embedder, s.VectorWeight, s.WeightSource, counts(s.Embedded), counts(s.Types), bad)
+					s.Path, s.Memories, s.Favorites, size, embedder, s.VectorWeight, s.WeightSource, counts(s.Embedded), counts(s.Types), bad)
 			})
 		},
 	}

@@ -100,6 +100,9 @@ favorite, --favorite=false unmarks it (as engram favorite ID [--off] does).`,
 		},
 	}
 	f.register(c)
+	// The memory flags' defaults are add's: an update changes only what it is given.
+	c.Flags().Lookup("type").Usage = "new type: fact, person, event, preference, instruction…"
+	c.Flags().Lookup("at").Usage = "new time it happened or was said: RFC 3339, YYYY-MM-DD, or an age such as 3d"
 	c.Flags().StringVar(&text, "text", "", "new text")
 	c.Flags().StringVar(&fav, "favorite", "", "mark as a favorite (--favorite=false: unmark)")
 	c.Flags().Lookup("favorite").NoOptDefVal = "true"

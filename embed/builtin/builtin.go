@@ -47,3 +47,59 @@ func New(name string) (embed.Embedder, error) {
 	}
 	return nil, fmt.Errorf("no built-in embedding model %q (have %s)", name, strings.Join(Names(), ", "))
 }
+
+// titles are the built-in models' own names, for display.
+var titles = map[string]string{
+	MiniLM: "all-MiniLM-L6-v2",
+	Static: "MiniLM static 256-d",
+	GloVe:  "GloVe 100-d",
+}
+
+// Model describes a built-in model for display: its name, the id stored with
+// each vector it makes, and the vector's length.
+type Model struct {
+	Name  string `json:"name"`  // as ENGRAM_EMBEDDER names it: minilm
+	Title string `json:"title"` // the model's own name: all-MiniLM-L6-v2
+	// ID is stored with every vector. It ends in "-v" and the revision of
+	// engram's code that computes the vectors (all-minilm-l6-v2-v2: the model
+	// all-MiniLM-L6-v2, revision 2), so a change of code that changes vectors
+	// is a change of id. Stored ids never change: a store keeps working
+	// without a reindex.
+	ID      string `json:"id"`
+	Dim     int    `json:"dim"`
+	Default bool   `json:"default,omitempty"`
+}
+
+// Models lists the built-in models, the default first. It reads only the
+// models' headers.
+func Models() ([]Model, error) {
+	var out []Model
+	for _, n := range Names() {
+		e, err := New(n)
+		if err != nil {
+			return nil, err
+		}
+		m := Model{Name: n, Title: titles[n], ID: e.Model(), Default: n == Default}
+		if d, ok := e.(interface{ Dim() int }); ok {
+			m.Dim = d.Dim()
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Describe says which built-in model an id is ("all-MiniLM-L6-v2, built-in
+// minilm, code revision 2" for all-minilm-l6-v2-v2), or "" for another id.
+func Describe(id string) string {
+	ms, err := Models()
+	if err != nil {
+		return ""
+	}
+	for _, m := range ms {
+		if m.ID == id {
+			rev := id[strings.LastIndex(id, "-v")+2:]
+			return fmt.Sprintf("%s, built-in %s, code revision %s", m.Title, m.Name, rev)
+		}
+	}
+	return ""
+}

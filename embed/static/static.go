@@ -114,6 +114,10 @@ func (e *Embedder) Model() string { return e.model }
 // InProcess is true: the model runs in this process (embed.InProcess).
 func (e *Embedder) InProcess() bool { return true }
 
+// Unread implements embed.Reader: the model was trained on English text, so
+// it reads the Latin script only.
+func (e *Embedder) Unread(text string) string { return embed.Latin.Unread(text) }
+
 // Dim is the vector length.
 func (e *Embedder) Dim() int { return e.meta.Dim }
 

@@ -42,6 +42,10 @@ var DeliverySets = []string{SetAnswerable, SetAdversarial, SetSciFact, SetAbsent
 type DeliveryCand struct {
 	ID        string  `json:"id"`
 	Relevance float64 `json:"relevance"`
+	// Cosine is the vector leg's cosine, when it ranked the candidate: with
+	// the model's floor it gives the relevance's two parts, for trying
+	// another combination offline (--per-query).
+	Cosine float64 `json:"cosine,omitempty"`
 }
 
 // DeliveryQuestion is one question's candidates, in inject's order, and the
@@ -50,7 +54,7 @@ type DeliveryCand struct {
 type DeliveryQuestion struct {
 	Set   string         `json:"set"`
 	ID    string         `json:"id"`
-	Gold  map[string]int `json:"-"`
+	Gold  map[string]int `json:"gold,omitempty"`
 	Bar   float64        `json:"bar"`
 	Cands []DeliveryCand `json:"cands"`
 }
@@ -104,10 +108,18 @@ type DeliveryReport struct {
 	// answers them when the vector leg is missing, under the keyword-only
 	// bar (nil when the run had no embedder: the report is that already).
 	KeywordOnly *DeliveryReport `json:"keyword_only,omitempty"`
+	// Questions is every question with its candidates (--per-query).
+	Questions []*DeliveryQuestion `json:"questions,omitempty"`
+	// VectorOnly is the same questions asked on the vector leg alone (mode
+	// vector) under the model's vector-only bar (nil without an embedder).
+	VectorOnly *DeliveryReport `json:"vector_only,omitempty"`
 }
 
-// KeywordOnly names the keyword-only state in a report.
-const KeywordOnly = "keyword-only"
+// KeywordOnly and VectorOnly name the one-leg states in a report.
+const (
+	KeywordOnly = "keyword-only"
+	VectorOnly  = "vector-only"
+)
 
 // MeasureDelivery tabulates questions at each bar in bars, at the model's bar
 // (each question's own, Default) and at the smallest bar that leaves target
@@ -175,26 +187,38 @@ func deliveryRow(qs []*DeliveryQuestion, bar float64, limit int, own bool) Deliv
 }
 
 // WriteTable writes the sweep, the model's bar and the suggested one; with
-// a keyword-only report, its sweep and then each state's row at its bar.
+// one-leg reports, their sweeps and then each state's row at its bar.
 func (r *DeliveryReport) WriteTable(w io.Writer) error {
 	if err := r.writeSweep(w); err != nil {
 		return err
 	}
-	k := r.KeywordOnly
-	if k == nil {
+	states := []*DeliveryReport{r}
+	for _, one := range []struct {
+		rep   *DeliveryReport
+		title string
+	}{
+		{r.KeywordOnly, "with the vector leg missing (no embedder, or one down or slow), on keywords alone"},
+		{r.VectorOnly, "on the vector leg alone (mode vector)"},
+	} {
+		if one.rep == nil {
+			continue
+		}
+		if _, err := io.WriteString(w, "\n"+one.title+":\n\n"); err != nil {
+			return err
+		}
+		if err := one.rep.writeSweep(w); err != nil {
+			return err
+		}
+		states = append(states, one.rep)
+	}
+	if len(states) == 1 {
 		return nil
-	}
-	if _, err := io.WriteString(w, "\nwith the vector leg missing (no embedder, or one down or slow), on keywords alone:\n\n"); err != nil {
-		return err
-	}
-	if err := k.writeSweep(w); err != nil {
-		return err
 	}
 	var b strings.Builder
 	b.WriteString("\neach state at its bar:\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "state\tbar\tanswerable delivered\tscifact delivered\tlocomo→scifact empty\tscifact→locomo empty\t\n")
-	for _, s := range []*DeliveryReport{r, k} {
+	for _, s := range states {
 		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t\n", s.Model, s.Bar, 100*s.Default.Delivered,
 			100*s.Default.SciFactDelivered, 100*s.Default.Empty[SetAbsentLC], 100*s.Default.Empty[SetAbsentSF])
 	}

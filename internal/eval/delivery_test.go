@@ -45,9 +45,9 @@ func TestMeasureDelivery(t *testing.T) {
 	}
 }
 
-// TestDeliveryKeywordOnlyRow: a report with a keyword-only one writes both
-// sweeps and one row per state at its own bar.
-func TestDeliveryKeywordOnlyRow(t *testing.T) {
+// TestDeliveryOneLegRows: a report with keyword-only and vector-only ones
+// writes the three sweeps and one row per state at its own bar.
+func TestDeliveryOneLegRows(t *testing.T) {
 	c := func(id string, rel float64) DeliveryCand { return DeliveryCand{ID: id, Relevance: rel} }
 	hybrid := []*DeliveryQuestion{
 		{Set: SetAnswerable, Gold: map[string]int{"g": 1}, Bar: 0.2, Cands: []DeliveryCand{c("g", 0.3)}},
@@ -59,6 +59,11 @@ func TestDeliveryKeywordOnlyRow(t *testing.T) {
 	}
 	rep := MeasureDelivery(hybrid, "m", 0.2, 5, []float64{0}, 0.9)
 	rep.KeywordOnly = MeasureDelivery(keywords, KeywordOnly, 0.28, 5, []float64{0}, 0.9)
+	vectors := []*DeliveryQuestion{
+		{Set: SetAnswerable, Gold: map[string]int{"g": 1}, Bar: 0.3, Cands: []DeliveryCand{c("g", 0.35)}},
+		{Set: SetAbsentLC, Bar: 0.3, Cands: []DeliveryCand{c("y", 0.31)}},
+	}
+	rep.VectorOnly = MeasureDelivery(vectors, VectorOnly, 0.3, 5, []float64{0}, 0.9)
 	var b bytes.Buffer
 	if err := rep.WriteTable(&b); err != nil {
 		t.Fatal(err)
@@ -66,8 +71,10 @@ func TestDeliveryKeywordOnlyRow(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"model keyword-only: inject",
+		"model vector-only: inject",
 		"m             0.200  100.0%                0.0%               100.0%",
 		"keyword-only  0.280  0.0%                  0.0%               0.0%",
+		"vector-only   0.300  100.0%                0.0%               0.0%",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

@@ -26,10 +26,10 @@ func sampleResponse() *memory.Response {
 		Degraded: []memory.Degraded{{Stage: "rerank", Reason: "no reranker configured"}},
 		Results: []memory.Result{
 			{ID: "01A", Name: "Cold start", Text: "After a deploy the first request is slow:\nthe pool is empty.", Type: "fact", CreatedAt: at, OccurredAt: at, Score: 0.0198,
-				Explain: &memory.Explain{BM25: &memory.LegBM25{Rank: 1, Score: 9.56}, Vector: &memory.LegVector{Rank: 2, Cosine: 0.55}, RRF: 0.0180,
+				Explain: &memory.Explain{BM25: &memory.LegBM25{Rank: 1, Score: 9.56}, Vector: &memory.LegVector{Rank: 2, Cosine: 0.55}, Fused: 0.0180, RRF: 0.0180,
 					Boosts: memory.Boosts{Favorite: 1.15, Demand: 1.0165}, Relevance: 0.61}},
 			{ID: "01B", Text: "Retry outgoing HTTP calls three times with jitter.", Type: "instruction", CreatedAt: at, OccurredAt: at, Score: 0.0016,
-				Explain: &memory.Explain{Vector: &memory.LegVector{Rank: 1, Cosine: 0.34}, RRF: 0.0016, Boosts: memory.Boosts{Favorite: 1, Demand: 1}, Relevance: 0.1}},
+				Explain: &memory.Explain{Vector: &memory.LegVector{Rank: 1, Cosine: 0.34}, Fused: 0.0016, RRF: 0.0016, Boosts: memory.Boosts{Favorite: 1, Demand: 1}, Relevance: 0.1}},
 		},
 	}
 }

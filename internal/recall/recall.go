@@ -63,11 +63,15 @@ type Config struct {
 	// VectorFloor is the cosine an unrelated memory typically reaches with this
 	// model: the zero point of the vector part of the relevance signal.
 	VectorFloor float64
+	// Paraphrase weighs a hybrid result's vector part on its own in its
+	// relevance (relevance.go); at most 0.5 it changes nothing: the mean.
+	Paraphrase float64
 	// RelevanceBar is the model's bar on the relevance of a search that used
-	// the vector leg; KeywordBar the bar of one that ran on keywords alone
-	// (whose relevance is the keyword part unhalved). A query's ModelBar
-	// applies the one for the strategy that ran.
-	RelevanceBar, KeywordBar float64
+	// both legs; KeywordBar the bar of one that ran on keywords alone (whose
+	// relevance is the keyword part unhalved); VectorBar the model's bar of
+	// one that ran on the vector leg alone (0: RelevanceBar). A query's
+	// ModelBar applies the one for the strategy that ran.
+	RelevanceBar, KeywordBar, VectorBar float64
 	// Fusion is the fusion a query gets when it names none (default rrf): a
 	// model's default, like its weight (see the root package's ModelDefaults).
 	Fusion string
@@ -261,6 +265,12 @@ func (r *run) queryVector(ctx context.Context) ([]float32, error) {
 		return nil, nil
 	}
 	model := s.Embedder.Model()
+	if script := embed.Unread(s.Embedder, q.Query); script != "" {
+		// Its vector would say nothing about the query's meaning, and clear
+		// the bar for unrelated memories in the same script.
+		r.degrade("vector", fmt.Errorf("model %s does not read this query's script (%s): the vector leg was skipped", model, script))
+		return nil, nil
+	}
 	models, err := s.Backend.Models(ctx)
 	if err != nil {
 		return nil, err

@@ -17,13 +17,18 @@ package recall
 //     sink a clear match.
 //   - Vector part: the cosine mapped onto [0,1] with the model's floor (the
 //     cosine an unrelated memory typically reaches) as zero.
-//   - The signal is the mean of the parts of the legs that ran: both must agree
-//     for a hybrid result to score high; a single-leg search uses its one part.
+//   - The signal of a hybrid result is the mean of the two parts, or, for a
+//     model whose vector leg is strong enough on its own (Config.Paraphrase
+//     > 0.5), that weight × its vector part when that is more: both legs must
+//     agree for a result to score high, except a close paraphrase that shares
+//     no word with the query, which the mean would halve. A single-leg search
+//     uses its one part.
 //
-// Measured with tools/relevance on LoCoMo and SciFact (built-in model), this
-// separates answerable questions from questions about absent topics with an
-// AUC of 0.96, against 0.75 for the earlier max(score/present-terms bound,
-// cosine).
+// Measured with tools/relevance on LoCoMo and SciFact (built-in model), the
+// mean separates answerable questions from questions about absent topics with
+// an AUC of 0.96, against 0.75 for the earlier max(score/present-terms bound,
+// cosine). The paraphrase weight is swept per model with engram eval --dataset
+// delivery --per-query (the root package's ModelDefaults).
 
 import (
 	"math"
@@ -60,11 +65,11 @@ func vectorRelevance(cos, floor float64) float64 {
 
 // relevance combines the parts of the legs that ran (legs is 1 or 2): their
 // mean, so a leg that did not return the memory counts as 0.
-func relevance(relB, relV float64, legs int) float64 {
+func relevance(relB, relV float64, legs int, paraphrase float64) float64 {
 	if legs <= 1 {
 		return clamp01(relB + relV) // only one part can be non-zero
 	}
-	return clamp01((relB + relV) / 2)
+	return clamp01(max((relB+relV)/2, paraphrase*relV))
 }
 
 func clamp01(x float64) float64 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/fusion"
 	"github.com/engram-memory/engram/memory"
 )
@@ -41,6 +42,34 @@ func (r *run) weights() (wb, wv float64, source string) {
 		wv, source = *q.VectorWeight, "query"
 	}
 	return wb, wv, source
+}
+
+// reads reports whether the embedder reads m's text (embed.Reader).
+func (r *run) reads(m *memory.Memory) bool {
+	return m == nil || r.s.Embedder == nil || embed.Unread(r.s.Embedder, m.Text) == ""
+}
+
+// readable is the vector leg's hits without the memories written in a
+// script the model does not read: their cosines say nothing about meaning
+// (an English model scores any two Chinese texts alike), so they are ranked
+// on keywords alone, and the response says how many.
+func (r *run) readable(hs []backend.Hit) []backend.Hit {
+	var out []backend.Hit // nil until a hit is left out
+	for i, h := range hs {
+		switch {
+		case !r.reads(h.Memory):
+			if out == nil {
+				out = append(make([]backend.Hit, 0, len(hs)), hs[:i]...)
+			}
+		case out != nil:
+			out = append(out, h)
+		}
+	}
+	if out == nil {
+		return hs
+	}
+	r.degrade("vector", fmt.Errorf("%d candidates written in a script model %s does not read were ranked on keywords alone", len(hs)-len(out), r.s.Embedder.Model()))
+	return out
 }
 
 // fuse merges the legs with the query's fusion and weights. Every result keeps
@@ -75,7 +104,7 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 		if r.resp.Strategy == memory.StrategyVector {
 			wv = 1 // a single leg: its weight only scales the score
 		}
-		leg("vector", wv, res.Vector)
+		leg("vector", wv, r.readable(res.Vector))
 	}
 	var fused []fusion.Fused
 	info := &memory.FusionInfo{Method: q.Fusion, Weights: weights, Candidates: pool}
@@ -127,7 +156,7 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 				relV = vectorRelevance(lr.Score, s.VectorFloor)
 			}
 		}
-		c.explain.Relevance = round(relevance(relB, relV, len(legs)), 4)
+		c.explain.Relevance = round(relevance(relB, relV, len(legs), s.Paraphrase), 4)
 		out = append(out, c)
 	}
 	return out
@@ -185,9 +214,11 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 		}
 		if p := h.VectorLeg; p.Rank > 0 {
 			c.explain.Vector = &memory.LegVector{Rank: p.Rank, Cosine: round(p.Score, 6)}
-			relV = vectorRelevance(p.Score, s.VectorFloor)
+			if r.reads(h.Memory) {
+				relV = vectorRelevance(p.Score, s.VectorFloor)
+			} // else the cosine says nothing: the fused rank is the backend's
 		}
-		c.explain.Relevance = round(relevance(relB, relV, 2), 4)
+		c.explain.Relevance = round(relevance(relB, relV, 2, s.Paraphrase), 4)
 		out = append(out, c)
 	}
 	return r.boosted(ctx, out)
@@ -338,10 +369,14 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 }
 
 // Bar is the model's relevance bar for a strategy: the keyword bar when only
-// the BM25 leg ran, else the model's.
+// the BM25 leg ran, the vector-only bar when only the vector leg ran, else
+// the model's.
 func (c Config) Bar(strategy string) float64 {
-	if strategy == memory.StrategyBM25 {
+	switch {
+	case strategy == memory.StrategyBM25:
 		return c.KeywordBar
+	case strategy == memory.StrategyVector && c.VectorBar > 0:
+		return c.VectorBar
 	}
 	return c.RelevanceBar
 }
@@ -368,6 +403,7 @@ func (r *run) finish(cands []*candidate) {
 		}
 		ex := c.explain
 		ex.RRF = round(ex.RRF, 8)
+		ex.Fused = ex.RRF
 		res := memory.ResultOf(c.m)
 		res.Score, res.Explain = round(c.score, 8), &ex
 		r.resp.Results = append(r.resp.Results, res)

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engram-memory/engram/internal/skipnote"
 )
 
 // Version is the pinned server version (DESIGN.md §3: every 1.35 release has
@@ -68,7 +70,7 @@ func unavailable(t testing.TB, format string, a ...any) {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("weaviate: %s (CI=true: a missing server fails the test; run .ci/weaviate build)", msg)
 	}
-	t.Skipf("weaviate: %s (set %s, or %s, or run .ci/weaviate build)", msg, EnvURL, EnvBin)
+	skipnote.Skipf(t, "weaviate: %s (set %s, or %s, or run .ci/weaviate build)", msg, EnvURL, EnvBin)
 }
 
 var shared struct {
@@ -79,13 +81,14 @@ var shared struct {
 	started bool
 }
 
-// Main runs the package's tests and then stops the server URL started, if
-// any. Call it from TestMain: os.Exit(weaviatetest.Main(m)).
+// Main runs the package's tests, reports the tests skipped for want of a
+// server (skipnote), and then stops the server URL started, if any. Call it from TestMain: os.Exit(weaviatetest.Main(m)).
 func Main(m *testing.M) int {
 	shared.mu.Lock()
 	shared.main = true
 	shared.mu.Unlock()
 	code := m.Run()
+	skipnote.Done() // without a server the suite is skipped: say so without -v
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv != nil {

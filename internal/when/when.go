@@ -21,12 +21,18 @@ const MaxDays = math.MaxInt64 / int64(day)
 
 // Parse reads s as an RFC 3339 timestamp ("2026-11-30T08:00:00Z"), a date
 // ("2026-11-30", midnight UTC), or an age before now: whole days ("7d") or a
-// Go duration ("36h", "90m"). Ages are never negative.
+// Go duration ("36h", "90m"). Ages are never negative. The zero instant
+// (0001-01-01T00:00:00Z, or the date 0001-01-01) is refused: callers read a
+// zero time as "not given", so it would silently become now.
 func Parse(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t, err = time.Parse(time.DateOnly, s)
 	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
+	if err == nil {
+		if t.IsZero() {
+			return time.Time{}, fmt.Errorf("%q is the zero time, outside the years 1678 to 2261 a store can hold", s)
+		}
 		return t, nil
 	}
 	if n, ok := strings.CutSuffix(s, "d"); ok {

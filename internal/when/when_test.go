@@ -31,6 +31,10 @@ func TestParse(t *testing.T) {
 		{"bare d", "d", time.Time{}, "not RFC 3339"},
 		{"word", "yesterday", time.Time{}, "not RFC 3339"},
 		{"empty", "", time.Time{}, "not RFC 3339"},
+		// A zero time reads as "not given" (now) downstream: refused here.
+		{"zero instant", "0001-01-01T00:00:00Z", time.Time{}, "is the zero time"},
+		{"zero date", "0001-01-01", time.Time{}, "is the zero time"},
+		{"just after zero", "0001-01-01T00:00:01Z", time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse(tc.in, now)

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/engram-memory/engram/internal/jsonerr"
 )
 
 // readBody reads a whole request body (already bounded by http.MaxBytesReader).
@@ -41,7 +42,7 @@ func decodeStrict(data []byte, v any, allowEmpty bool) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		return jsonErrorIn(err, data)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errorf(http.StatusBadRequest, CodeInvalidJSON, "the request body holds more than one JSON value")
@@ -49,8 +50,15 @@ func decodeStrict(data []byte, v any, allowEmpty bool) error {
 	return nil
 }
 
+// timeFields are the body fields that hold times, named by an error about one.
+var timeFields = []string{"created_at", "updated_at", "demand_at", "occurred_at", "since", "until", "as_of", "now"}
+
 // jsonError classifies an encoding/json error as an API error naming the field.
-func jsonError(err error) *Error {
+func jsonError(err error) *Error { return jsonErrorIn(err, nil) }
+
+// jsonErrorIn is jsonError for an error decoding data, whose time fields
+// name a time that does not parse.
+func jsonErrorIn(err error, data []byte) *Error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	var pe *time.ParseError
@@ -60,40 +68,11 @@ func jsonError(err error) *Error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return errorf(http.StatusBadRequest, CodeInvalidJSON, "invalid JSON: the value is incomplete")
 	case errors.As(err, &te):
-		if te.Field == "" {
-			return errorf(http.StatusBadRequest, CodeBadRequest, "expected %s, got %s", jsonKind(te.Type), te.Value)
-		}
-		return errorf(http.StatusBadRequest, CodeBadRequest, "field %q: expected %s, got %s", te.Field, jsonKind(te.Type), te.Value)
+		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", jsonerr.Describe(err, nil))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return errorf(http.StatusBadRequest, CodeUnknownField, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	case errors.As(err, &pe):
-		return errorf(http.StatusBadRequest, CodeBadRequest, "a time is not RFC 3339: %q", pe.Value)
+		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", jsonerr.Describe(err, data, timeFields...))
 	}
 	return errorf(http.StatusBadRequest, CodeBadRequest, "%s", strings.TrimPrefix(err.Error(), "json: "))
-}
-
-// jsonKind names a Go type the way a JSON client thinks of it.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
-			return "a JSON value"
-		}
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return t.String()
 }

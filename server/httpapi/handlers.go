@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -59,6 +60,11 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request, t *tenant, _ string
 	if err := decodeStrict(data, &probe, false); err != nil {
 		return err
 	}
+	// A time given as 0001-01-01T00:00:00Z decodes as "not given", which
+	// the store would take for now: refused, as an import refuses it.
+	if err := zeroTimes(data, "memories", "memory"); err != nil {
+		return err
+	}
 	var mems []*engram.Memory
 	if _, batch := probe["memories"]; batch {
 		var req batchRequest
@@ -98,8 +104,18 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request, t *tenant, _ string
 // addEpisode answers POST /v1/episodes: a conversation's messages stored as
 // an episode's memories in one write, each at its position.
 func (s *Server) addEpisode(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := zeroTimes(data, "messages", "message"); err != nil {
+		return err
+	}
+	if data, err = withTimes(data); err != nil {
+		return err
+	}
 	var ep engram.Episode
-	if err := decodeTimedBody(r, &ep, false); err != nil {
+	if err := decodeStrict(data, &ep, false); err != nil {
 		return err
 	}
 	if len(ep.Messages) > s.cfg.MaxBatch {
@@ -435,6 +451,30 @@ func decodeBody(r *http.Request, v any, allowEmpty bool) error {
 		return err
 	}
 	return decodeStrict(data, v, allowEmpty)
+}
+
+// zeroTimes refuses a body whose object, or an object of its list field,
+// gives a time as the zero instant (memory.CheckZeroTimes), naming the
+// element ("memory 2: invalid: field \"created_at\": ..."). Malformed JSON
+// is left to the decoder to describe.
+func zeroTimes(data []byte, list, element string) error {
+	if err := memory.CheckZeroTimes(data); err != nil {
+		return err
+	}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(data, &body) != nil {
+		return nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(body[list], &items) != nil {
+		return nil
+	}
+	for i, it := range items {
+		if err := memory.CheckZeroTimes(it); err != nil {
+			return fmt.Errorf("%s %d: %w", element, i+1, err)
+		}
+	}
+	return nil
 }
 
 // decodeTimedBody is decodeBody for a body with "since" and "until", which

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/engram-memory/engram"
@@ -55,20 +57,38 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, t *tenant, _ strin
 }
 
 // deleteScope answers DELETE /v1/memories?scope=k=v: every memory of the
-// tenant whose scope holds those pairs is deleted, and counted.
+// tenant whose scope holds those pairs is deleted, and counted. all=true
+// instead of a scope deletes every memory of the caller's scope: the API
+// key's (which is never empty). On a server without keys that would be the
+// whole store, and it is refused: nothing is deleted without a scope.
 func (s *Server) deleteScope(w http.ResponseWriter, r *http.Request, t *tenant, _ string) error {
 	q := r.URL.Query()
 	for k := range q {
-		if k != "scope" {
-			return errorf(http.StatusBadRequest, CodeBadRequest, "unknown query parameter %q: DELETE /v1/memories takes scope=key=value only", k)
+		if k != "scope" && k != "all" {
+			return errorf(http.StatusBadRequest, CodeBadRequest, "unknown query parameter %q: DELETE /v1/memories takes scope=key=value or all=true only", k)
 		}
+	}
+	all := false
+	if vs := q["all"]; len(vs) > 0 {
+		b, err := strconv.ParseBool(vs[0])
+		if err != nil || len(vs) > 1 {
+			return errorf(http.StatusBadRequest, CodeBadRequest, "all=%q: want true or false, once", strings.Join(vs, ","))
+		}
+		all = b
 	}
 	scope, err := memory.ParseScope(q["scope"]...)
 	if err != nil {
 		return errorf(http.StatusBadRequest, CodeBadRequest, "scope: %v", err)
 	}
-	if len(scope) == 0 {
-		return errorf(http.StatusBadRequest, CodeBadRequest, "DELETE /v1/memories needs scope=key=value (the memories to forget); one memory is DELETE /v1/memories/{id}")
+	switch {
+	case all && len(scope) > 0:
+		return errorf(http.StatusBadRequest, CodeBadRequest, "DELETE /v1/memories takes scope=key=value or all=true, not both")
+	case all && len(t.scope) == 0:
+		return errorf(http.StatusBadRequest, CodeBadRequest, "all=true deletes every memory of the API key's scope, and this request has no key (a server without keys): that would be the whole store; name the memories to forget with scope=key=value")
+	case all:
+		scope = maps.Clone(t.scope)
+	case len(scope) == 0:
+		return errorf(http.StatusBadRequest, CodeBadRequest, "DELETE /v1/memories needs scope=key=value (the memories to forget), or all=true for every memory of the API key's scope; one memory is DELETE /v1/memories/{id}")
 	}
 	if err := t.owns(scope); err != nil {
 		return err

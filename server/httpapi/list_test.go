@@ -227,7 +227,12 @@ func TestDeleteByScope(t *testing.T) {
 		{"no scope", keyA, "/v1/memories", 400},
 		{"empty scope", keyA, "/v1/memories?scope=", 400},
 		{"bad scope", keyA, "/v1/memories?scope=user", 400},
-		{"unknown parameter", keyA, "/v1/memories?scope=user=u2&all=1", 400},
+		{"unknown parameter", keyA, "/v1/memories?scope=user=u2&every=1", 400},
+		{"scope and all", keyA, "/v1/memories?scope=user=u2&all=1", 400},
+		{"all not a boolean", keyA, "/v1/memories?all=everything", 400},
+		{"all twice", keyA, "/v1/memories?all=true&all=true", 400},
+		{"all=false and no scope", keyA, "/v1/memories?all=false", 400},
+		{"all without a key", "", "/v1/memories?all=true", 401},
 		{"no key", "", "/v1/memories?scope=user=u2", 401},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
@@ -243,6 +248,27 @@ func TestDeleteByScope(t *testing.T) {
 	mustJSON(t, del(keyB, "team=b"), http.StatusOK, &n)
 	if n.Deleted != 2 || db.Count() != 5 {
 		t.Fatalf("tenant b deleted %d, %d left", n.Deleted, db.Count())
+	}
+	// all=true forgets the whole tenant of the key without naming it (the SDKs' reset()).
+	mustJSON(t, call(t, c, ts.URL, "DELETE", "/v1/memories?all=true", keyA, nil), http.StatusOK, &n)
+	if n.Deleted != 5 || db.Count() != 0 {
+		t.Fatalf("all=true for team a deleted %d, %d left", n.Deleted, db.Count())
+	}
+}
+
+// TestDeleteAllNeedsAKey: on a server without keys, all=true would be the
+// whole store: it is refused, saying so, and deletes nothing.
+func TestDeleteAllNeedsAKey(t *testing.T) {
+	db := openDB(t, false)
+	seedList(t, db, 10)
+	_, ts := startServer(t, db, Config{})
+	before := db.Count()
+	r := call(t, ts.Client(), ts.URL, "DELETE", "/v1/memories?all=true", "", nil)
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "whole store") {
+		t.Fatalf("%d %s, want 400 naming the whole store", r.status, r.body)
+	}
+	if got := db.Count(); got != before {
+		t.Fatalf("%d memories left of %d", got, before)
 	}
 }
 

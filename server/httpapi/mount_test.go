@@ -63,6 +63,10 @@ func TestParseKeys(t *testing.T) {
 		{"wrong type", `{"keys": {"key": "k1"}}`, "expected an array", 0},
 		{"not json", `keys: k1`, "invalid JSON", 0},
 		{"trailing", `{"keys": [{"key": "k1", "scope": {"a": "b"}}]} {}`, "more than one", 0},
+		// encoding/json would keep the last "key": issue 25's low list.
+		{"key given twice", `{"keys": [{"key": "k1", "scope": {"a": "b"}}, {"key": "k2", "key": "k3"}]}`, `keys: field "keys[1].key" appears twice in the same object`, 0},
+		{"scope key given twice", `{"keys": [{"key": "k1", "scope": {"a": "b", "a": "c"}}]}`, `field "keys[0].scope.a" appears twice`, 0},
+		{"keys given twice", `{"keys": [{"key": "k1"}], "keys": [{"key": "k2"}]}`, `field "keys" appears twice`, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

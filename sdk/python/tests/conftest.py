@@ -55,7 +55,8 @@ class Server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
         env["ENGRAM_EMBEDDER"] = embedder
         self.proc = subprocess.Popen(
-            [bin, "--db", str(Path(self.dir) / "engram.db"), "serve", "--addr", "127.0.0.1:0", "--keys", str(keys_path)],
+            [bin, "--db", str(Path(self.dir) / "engram.db"), "serve", "--addr", "127.0.0.1:0",
+             *(["--keys", str(keys_path)] if keys else [])],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.url = ""
         found = threading.Event()

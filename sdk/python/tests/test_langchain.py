@@ -28,9 +28,13 @@ def test_retriever(server: Server, key: Callable[[str], str]) -> None:
         assert d.metadata["id"] == "k1" and d.metadata["type"] == "fact" and d.metadata["tags"] == ["ops"]
         assert d.metadata["strategy"] == "bm25"
         ex = d.metadata["explain"]
-        assert set(ex) >= {"bm25", "vector", "rrf", "boosts", "relevance"} and ex["bm25"]["rank"] == 1
+        assert set(ex) >= {"bm25", "vector", "fused", "rrf", "boosts", "relevance"} and ex["bm25"]["rank"] == 1
+        # Only what clears the model's relevance bar, unless told otherwise;
+        # never team b's.
         hybrid = EngramRetriever(client=c, k=5).invoke("deploy key")
-        assert {x.id for x in hybrid} == {"k1", "k2"}  # never team b's
+        assert {x.id for x in hybrid} == {"k1"}
+        every = EngramRetriever(client=c, k=5, search_options={"model_bar": False}).invoke("deploy key")
+        assert {x.id for x in every} == {"k1", "k2"}
 
         async def run() -> None:
             async with em.AsyncEngramClient(server.url, key("a1")) as ac:

@@ -27,6 +27,8 @@ def plan(case: dict[str, Any]) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
     if op == "listMemories":
         return "list_memories", (), q
     if op == "deleteScope":
+        if q.get("all") is True and "scope" not in q:
+            return "reset", (), {}
         return "delete_scope", (q.get("scope", ""),), {}
     if op == "getMemory":
         return "get", (id,), within

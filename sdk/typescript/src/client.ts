@@ -44,6 +44,28 @@ type ListQuery = NonNullable<operations["listMemories"]["parameters"]["query"]>;
 /** GET /v1/memories's filters; scope as "k=v,k=v" or an object, tag one or several. */
 export type ListOptions = Omit<ListQuery, "scope" | "tag"> & { scope?: string | Scope; tag?: string | string[] };
 
+/** What add() answers: AddResult and, for the one memory it stored (or merged into), its id. */
+export type Added = AddResult & { id: string };
+
+/** What addMessages() answers: AddResult and the episode the messages were stored as. */
+export type AddedMessages = AddResult & { episode: string };
+
+/** A memory as a by-id call takes it: its id, or anything that carries one (a Memory, a Result, a Version,
+ * what add() answered; an AddResult of several memories names none: pass one of its ids). */
+export type MemoryRef = string | { id: string } | { ids: string[] };
+
+/** T whose supersedes may be given as a memory or what names one, as the by-id calls take it. */
+export type WithRef<T> = Omit<T, "supersedes"> & { supersedes?: MemoryRef };
+
+/** A chat message as chat APIs (and mem0's client) give it, or as POST /v1/episodes takes it. */
+export type ChatMessage =
+  | { role: string; content: string; occurred_at?: string; seq?: number; metadata?: Record<string, unknown> }
+  | Message;
+
+/** addMessages()'s options: the episode to store the messages as (default a new one, "chat-" and 12 hex
+ * digits) and what every message's memory carries. */
+export type AddMessagesOptions = Omit<Episode, "messages" | "episode"> & { episode?: string };
+
 /** Narrows a by-id call to one of several memories with the id below the caller's scope (?scope=). */
 export interface ByID { within?: string | Scope }
 
@@ -85,18 +107,95 @@ interface Call {
   idempotent: boolean;
 }
 
-function scopeString(scope: string | Scope): string {
+function scopeString(scope: string | Scope, param = "scope"): string {
   if (typeof scope === "string") return scope;
+  if (scope === null || typeof scope !== "object" || Array.isArray(scope)) {
+    throw new TypeError(`${param}: want "key=value,..." or an object such as { user: "u1" }, not ${describe(scope)}`);
+  }
+  for (const [k, v] of Object.entries(scope)) {
+    if (typeof v !== "string") throw new TypeError(`${param}.${k}: want a string, not ${describe(v)}`);
+  }
   return Object.keys(scope).sort().map((k) => `${k}=${scope[k]}`).join(",");
 }
 
-function idPath(id: string, suffix = ""): string {
-  if (!id) throw new TypeError("id: must not be empty");
-  return "/v1/memories/" + encodeURIComponent(id) + suffix;
+/** Throws a TypeError naming param unless v is a plain object. */
+function needObject(param: string, v: unknown, example: string): void {
+  if (!plainObject(v)) throw new TypeError(`${param}: want an object such as ${example}, not ${describe(v)}`);
+}
+
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (typeof v === "object") return `an object with the fields ${JSON.stringify(Object.keys(v as object))}`;
+  return typeof v === "string" ? JSON.stringify(v) : `${typeof v} ${String(v)}`;
+}
+
+/** The memory id a by-id call's argument names; errors name the parameter. */
+export function idOf(ref: MemoryRef, param = "id"): string {
+  if (typeof ref === "string") {
+    if (!ref) throw new TypeError(`${param}: must not be empty`);
+    return ref;
+  }
+  if (ref !== null && typeof ref === "object" && !Array.isArray(ref)) {
+    const o = ref as { id?: unknown; ids?: unknown };
+    if (typeof o.id === "string" && o.id) return o.id;
+    if (Array.isArray(o.ids)) {
+      if (o.ids.length === 1 && typeof o.ids[0] === "string" && o.ids[0]) return o.ids[0];
+      throw new TypeError(`${param}: an AddResult of ${o.ids.length} memories names no single one; pass one of its ids`);
+    }
+  }
+  throw new TypeError(`${param}: want a memory id (string), a Memory, a Result or what add() answered, not ${describe(ref)}`);
+}
+
+function idPath(ref: MemoryRef, suffix = ""): string {
+  return "/v1/memories/" + encodeURIComponent(idOf(ref)) + suffix;
+}
+
+function plainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** A chat message ({role, content}, or {speaker, text}) as POST /v1/episodes takes it. */
+function episodeMessage(m: unknown, i: number): Message {
+  const at = `messages[${i}]`;
+  if (!plainObject(m)) throw new TypeError(`${at}: want an object {role, content} or {speaker, text}, not ${describe(m)}`);
+  const { role, content, speaker, text, ...rest } = m;
+  if (role !== undefined && speaker !== undefined) throw new TypeError(`${at}: give role or speaker, not both`);
+  if (content !== undefined && text !== undefined) throw new TypeError(`${at}: give content or text, not both`);
+  const who = role ?? speaker;
+  const said = content ?? text;
+  const whoName = role !== undefined ? "role" : "speaker";
+  const saidName = content !== undefined ? "content" : "text";
+  if (who !== undefined && typeof who !== "string") throw new TypeError(`${at}.${whoName}: want a string, not ${describe(who)}`);
+  if (said === undefined) throw new TypeError(`${at}: no content (or text)`);
+  if (typeof said !== "string") {
+    throw new TypeError(`${at}.${saidName}: want a string, not ${describe(said)} (join a message's text parts first)`);
+  }
+  for (const k of Object.keys(rest)) {
+    if (!["occurred_at", "seq", "metadata"].includes(k)) {
+      throw new TypeError(`${at}.${k}: unknown field; a message has role (or speaker), content (or text), occurred_at, seq, metadata`);
+    }
+  }
+  return { ...(who !== undefined ? { speaker: who } : {}), text: said, ...rest } as Message;
+}
+
+/** obj with a supersedes given as a memory (or what names one) as its id. */
+function withRef<T extends { supersedes?: unknown }>(obj: T, param: string): Omit<T, "supersedes"> & { supersedes?: string } {
+  const v = obj.supersedes;
+  if (v === undefined || v === null || typeof v === "string") return obj as Omit<T, "supersedes"> & { supersedes?: string };
+  return { ...obj, supersedes: idOf(v as MemoryRef, param) };
+}
+
+function newEpisode(): string {
+  const b = new Uint8Array(6);
+  crypto.getRandomValues(b);
+  return "chat-" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
 function within(opts?: ByID): [string, string][] {
-  return opts?.within ? [["scope", scopeString(opts.within)]] : [];
+  if (opts === undefined) return [];
+  needObject("opts", opts, '{ within: "user=u1" }');
+  return opts.within ? [["scope", scopeString(opts.within, "opts.within")]] : [];
 }
 
 function sleep(ms: number): Promise<void> {
@@ -211,23 +310,38 @@ export class EngramClient {
 
   // ---- memories ----
 
-  /** POST /v1/memories: store one memory (an exact repeat without an id is merged). */
-  add(memory: MemoryInput): Promise<AddResult> {
-    return this.send({ method: "POST", path: "/v1/memories", json: memory, idempotent: false }) as Promise<AddResult>;
+  /** POST /v1/memories: store one memory (an exact repeat without an id is merged). The answer's id
+   * is the memory that holds it (its own, or the one it was merged into): get, update, delete and
+   * the other by-id calls take the answer itself. */
+  async add(memory: WithRef<MemoryInput>): Promise<Added> {
+    if (Array.isArray(memory)) {
+      throw new TypeError("memory: an array; store chat messages with addMessages(messages), several memories with addMany(memories)");
+    }
+    if (!plainObject(memory)) throw new TypeError(`memory: want an object such as { text: "..." }, not ${describe(memory)}`);
+    if (typeof memory.text !== "string") throw new TypeError(`memory.text: want a string, not ${describe(memory.text)}`);
+    const body = withRef(memory, "memory.supersedes");
+    const res = (await this.send({ method: "POST", path: "/v1/memories", json: body, idempotent: false })) as AddResult;
+    return { ...res, id: res.ids[0] ?? "" };
   }
 
   /** POST /v1/memories {"memories": [...]}: a batch, all or none. */
-  addMany(memories: (MemoryInput | Memory)[]): Promise<AddResult> {
+  async addMany(memories: (WithRef<MemoryInput> | Memory)[]): Promise<AddResult> {
+    if (!Array.isArray(memories)) throw new TypeError(`memories: want an array of memories, not ${describe(memories)}`);
     if (memories.length === 0) throw new TypeError("memories: none given");
-    return this.send({ method: "POST", path: "/v1/memories", json: { memories }, idempotent: false }) as Promise<AddResult>;
+    const body = memories.map((m, i) => {
+      if (!plainObject(m)) throw new TypeError(`memories[${i}]: want an object such as { text: "..." }, not ${describe(m)}`);
+      return withRef(m, `memories[${i}].supersedes`);
+    });
+    return this.send({ method: "POST", path: "/v1/memories", json: { memories: body }, idempotent: false }) as Promise<AddResult>;
   }
 
   /** GET /v1/memories: one page; pass its next_cursor as cursor for the next. */
-  listMemories(options: ListOptions = {}): Promise<ListPage> {
+  async listMemories(options: ListOptions = {}): Promise<ListPage> {
+    needObject("options", options, '{ scope: "user=u1", limit: 50 }');
     const query: [string, string][] = [];
     for (const [k, v] of Object.entries(options)) {
       if (v === undefined || v === null) continue;
-      if (k === "scope") query.push(["scope", scopeString(v as string | Scope)]);
+      if (k === "scope") query.push(["scope", scopeString(v as string | Scope, "options.scope")]);
       else if (Array.isArray(v)) for (const x of v) query.push([k, String(x)]);
       else query.push([k, String(v)]);
     }
@@ -236,6 +350,7 @@ export class EngramClient {
 
   /** Every memory GET /v1/memories lists, page after page. */
   async *iterMemories(options: ListOptions = {}): AsyncGenerator<Memory> {
+    needObject("options", options, '{ scope: "user=u1" }');
     let opts = { ...options };
     for (;;) {
       const page = await this.listMemories(opts);
@@ -246,33 +361,47 @@ export class EngramClient {
   }
 
   /** DELETE /v1/memories?scope=: forget every memory of a scope (inside the key's). */
-  deleteScope(scope: string | Scope): Promise<Deleted> {
+  async deleteScope(scope: string | Scope): Promise<Deleted> {
     const s = scopeString(scope);
     return this.send({ method: "DELETE", path: "/v1/memories", query: s ? [["scope", s]] : [], idempotent: true }) as Promise<Deleted>;
   }
 
+  /** mem0's reset: without a scope, DELETE /v1/memories?all=true, every memory of the API key's scope
+   * (refused, BadRequest, by a server without keys: that would be the whole store); with one,
+   * DELETE /v1/memories?scope=, every memory of that scope (inside the key's). Episodes and versions
+   * go with them. */
+  async reset(scope?: string | Scope): Promise<Deleted> {
+    if (scope === undefined) return this.send({ method: "DELETE", path: "/v1/memories", query: [["all", "true"]], idempotent: true }) as Promise<Deleted>;
+    if (typeof scope !== "string" && !plainObject(scope)) {
+      throw new TypeError(`scope: want "key=value,..." or an object such as { user: "u1" }, not ${describe(scope)}`);
+    }
+    if (!scopeString(scope)) throw new TypeError("scope: empty; reset() without a scope forgets every memory of the API key's scope");
+    return this.deleteScope(scope);
+  }
+
   /** GET /v1/memories/{id}. */
-  get(id: string, opts?: ByID): Promise<Memory> {
+  async get(id: MemoryRef, opts?: ByID): Promise<Memory> {
     return this.send({ method: "GET", path: idPath(id), query: within(opts), idempotent: true }) as Promise<Memory>;
   }
 
   /** PATCH /v1/memories/{id}: change the fields given (retried: a patch sets what it names). */
-  update(id: string, patch: Patch, opts?: ByID): Promise<Memory> {
-    return this.send({ method: "PATCH", path: idPath(id), query: within(opts), json: patch, idempotent: true }) as Promise<Memory>;
+  async update(id: MemoryRef, patch: WithRef<Patch>, opts?: ByID): Promise<Memory> {
+    if (!plainObject(patch)) throw new TypeError(`patch: want an object of the fields to change, not ${describe(patch)}`);
+    return this.send({ method: "PATCH", path: idPath(id), query: within(opts), json: withRef(patch, "patch.supersedes"), idempotent: true }) as Promise<Memory>;
   }
 
   /** DELETE /v1/memories/{id}. */
-  delete(id: string, opts?: ByID): Promise<Deleted> {
+  async delete(id: MemoryRef, opts?: ByID): Promise<Deleted> {
     return this.send({ method: "DELETE", path: idPath(id), query: within(opts), idempotent: true }) as Promise<Deleted>;
   }
 
   /** POST /v1/memories/{id}/favorite: mark (or with false unmark) a favorite. */
-  favorite(id: string, favorite = true, opts?: ByID): Promise<Memory> {
+  async favorite(id: MemoryRef, favorite = true, opts?: ByID): Promise<Memory> {
     return this.send({ method: "POST", path: idPath(id, "/favorite"), query: within(opts), json: { favorite }, idempotent: true }) as Promise<Memory>;
   }
 
   /** GET /v1/memories/{id}/history: every version of what the memory says (what it supersedes and what supersedes it), oldest first. */
-  history(id: string, opts?: ByID): Promise<History> {
+  async history(id: MemoryRef, opts?: ByID): Promise<History> {
     return this.send({ method: "GET", path: idPath(id, "/history"), query: within(opts), idempotent: true }) as Promise<History>;
   }
 
@@ -281,29 +410,48 @@ export class EngramClient {
   /** POST /v1/episodes: store a conversation's messages as memories of the episode, each at its
    * position (id EPISODE:SEQ). Storing it again updates its memories instead of adding them twice and
    * leaves alone the turns they already hold (so a retry is safe); ids lists every message's memory in order. */
-  addEpisode(episode: Episode): Promise<AddResult> {
+  async addEpisode(episode: Episode): Promise<AddResult> {
+    needObject("episode", episode, '{ episode: "chat-1", messages: [{ speaker: "user", text: "hi" }] }');
     return this.send({ method: "POST", path: "/v1/episodes", json: episode, idempotent: true }) as Promise<AddResult>;
   }
 
+  /** POST /v1/episodes from chat messages ({role, content}, as chat APIs and mem0's add take them, or
+   * {speaker, text}): each becomes a memory of the episode at its position (id EPISODE:SEQ, speaker
+   * the role). Without options.episode a new episode is named; pass the answer's episode to add the
+   * next messages of the same conversation (with first_seq, or the whole transcript again: what is
+   * stored already is left alone). */
+  async addMessages(messages: ChatMessage[], options: AddMessagesOptions = {}): Promise<AddedMessages> {
+    if (!Array.isArray(messages)) throw new TypeError(`messages: want an array of {role, content}, not ${describe(messages)}`);
+    if (messages.length === 0) throw new TypeError("messages: none given");
+    if (!plainObject(options)) throw new TypeError(`options: want an object such as { episode: "chat-1" }, not ${describe(options)}`);
+    const episode = options.episode ?? newEpisode();
+    if (typeof episode !== "string" || !episode) throw new TypeError(`options.episode: want a non-empty string, not ${describe(episode)}`);
+    const body: Episode = { ...options, episode, messages: messages.map(episodeMessage) };
+    return this.addEpisode(body).then((res) => ({ ...res, episode }));
+  }
+
   /** POST /v1/memories/{id}/touch: record a use (never repeated behind the caller's back). */
-  touch(id: string, opts?: ByID): Promise<Touched> {
+  async touch(id: MemoryRef, opts?: ByID): Promise<Touched> {
     return this.send({ method: "POST", path: idPath(id, "/touch"), query: within(opts), idempotent: false }) as Promise<Touched>;
   }
 
   // ---- recall and delivery ----
 
   /** POST /v1/search: every result with its explain. Retried only with no_record (else it counts uses). */
-  search(query: Query): Promise<SearchResponse> {
+  async search(query: Query): Promise<SearchResponse> {
+    needObject("query", query, '{ query: "where is the deploy key", limit: 5 }');
     return this.send({ method: "POST", path: "/v1/search", json: query, idempotent: query.no_record === true }) as Promise<SearchResponse>;
   }
 
   /** POST /v1/inject: only what clears the relevance bar, within a budget. */
-  inject(request: InjectRequest): Promise<Injection> {
+  async inject(request: InjectRequest): Promise<Injection> {
+    needObject("request", request, '{ prompt: "how do we deploy?" }');
     return this.send({ method: "POST", path: "/v1/inject", json: request, idempotent: request.no_record === true }) as Promise<Injection>;
   }
 
   /** POST /v1/brief: favorites, most used, most recent, within a budget (records no use). */
-  brief(request: BriefRequest = {}): Promise<Brief> {
+  async brief(request: BriefRequest = {}): Promise<Brief> {
+    needObject("request", request, "{ budget: 500 }");
     return this.send({ method: "POST", path: "/v1/brief", json: request, idempotent: true }) as Promise<Brief>;
   }
 

@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /** Store one memory, or a batch in one transaction (all or none); a memory without an id that repeats a stored one (same content, same scope) is merged, not stored twice */
         post: operations["addMemories"];
-        /** Delete every memory of the caller's whose scope holds the pairs given (forget a user or a session), whatever their ids (never ambiguous), and count them */
+        /** Delete every memory of the caller's whose scope holds the pairs given (forget a user or a session), or with all=true every memory of the API key's scope, whatever their ids (never ambiguous), and count them; nothing is deleted without one or the other */
         delete: operations["deleteScope"];
         options?: never;
         head?: never;
@@ -627,6 +627,12 @@ export interface components {
                 rank?: number;
                 cosine?: number;
             } | null;
+            /** @description the fused score before boosts, of the fusion the response's fusion.method names (rsf, rrf or dbsf) */
+            fused: number;
+            /**
+             * @deprecated
+             * @description the same as fused, under its first name: not a reciprocal-rank score unless fusion.method is rrf
+             */
             rrf: number;
             boosts: {
                 favorite?: number;
@@ -945,12 +951,14 @@ export interface operations {
     };
     deleteScope: {
         parameters: {
-            query: {
+            query?: {
                 /**
-                 * @description key=value pairs (k=v,k=v, or the parameter repeated); confined to the API key's scope
+                 * @description key=value pairs (k=v,k=v, or the parameter repeated); confined to the API key's scope; required unless all=true
                  * @example session=s-example-1
                  */
-                scope: string;
+                scope?: string;
+                /** @description true, without scope: every memory of the API key's scope (the SDKs' reset()); refused on a server without keys, where it would be the whole store */
+                all?: boolean;
             };
             header?: never;
             path?: never;

@@ -32,15 +32,16 @@ export function key(name) {
   return vectors.keys[name].key;
 }
 
-/** Starts engram serve on a fresh store; stop() ends it by its PID. */
-export async function startServer() {
+/** Starts engram serve on a fresh store (with the vectors' keys, or none with { keys: false });
+ * stop() ends it by its PID. */
+export async function startServer({ keys: withKeys = true } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "engram-sdk-ts-"));
   const keys = join(dir, "keys.json");
   writeFileSync(keys, JSON.stringify({ keys: vectorKeys() }));
   chmodSync(keys, 0o600);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ENGRAM_")));
   env.ENGRAM_EMBEDDER = vectors.embedder;
-  const proc = spawn(engramBin(), ["--db", join(dir, "engram.db"), "serve", "--addr", "127.0.0.1:0", "--keys", keys],
+  const proc = spawn(engramBin(), ["--db", join(dir, "engram.db"), "serve", "--addr", "127.0.0.1:0", ...(withKeys ? ["--keys", keys] : [])],
     { env, stdio: ["ignore", "ignore", "pipe"] });
   const log = [];
   const url = await new Promise((resolveURL, reject) => {

@@ -17,7 +17,7 @@ function call(c, cs) {
   switch (cs.op) {
     case "addMemories": return body.memories ? c.addMany(body.memories) : c.add(body);
     case "listMemories": return c.listMemories(q);
-    case "deleteScope": return c.deleteScope(q.scope ?? "");
+    case "deleteScope": return q.all === true && q.scope === undefined ? c.reset() : c.deleteScope(q.scope ?? "");
     case "getMemory": return c.get(cs.id, by);
     case "updateMemory": return c.update(cs.id, body, by);
     case "deleteMemory": return c.delete(cs.id, by);
@@ -106,7 +106,7 @@ test("shared vectors", async () => {
       }
       subset("", exp.json ?? {}, res);
       if (cs.op === "search" || cs.op === "inject") {
-        for (const r of res.results) assert.ok(r.explain && "bm25" in r.explain && "boosts" in r.explain);
+        for (const r of res.results) assert.ok(r.explain && "bm25" in r.explain && "boosts" in r.explain && r.explain.fused === r.explain.rrf);
       }
     } catch (e) {
       failures.push(`case ${i} ${JSON.stringify(cs.name)}: ${e.message}`);

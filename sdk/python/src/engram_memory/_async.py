@@ -107,23 +107,31 @@ class AsyncEngramClient:
     async def delete_scope(self, scope: Union[str, t.Scope]) -> t.Deleted:
         return await self._do(c.delete_scope(scope))
 
-    async def get(self, id: str, *, within: Within = None) -> t.Memory:
+    async def reset(self, scope: Union[str, t.Scope, None] = None) -> t.Deleted:
+        return await self._do(c.reset(scope))
+
+    async def get(self, id: c.MemoryRef, *, within: Within = None) -> t.Memory:
         return await self._do(c.get(id, within))
 
-    async def update(self, id: str, *, within: Within = None, **patch: Unpack[t.Patch]) -> t.Memory:
+    async def update(self, id: c.MemoryRef, *, within: Within = None, **patch: Unpack[t.Patch]) -> t.Memory:
         return await self._do(c.update(id, patch, within))
 
-    async def delete(self, id: str, *, within: Within = None) -> t.Deleted:
+    async def delete(self, id: c.MemoryRef, *, within: Within = None) -> t.Deleted:
         return await self._do(c.delete(id, within))
 
-    async def favorite(self, id: str, favorite: bool = True, *, within: Within = None) -> t.Memory:
+    async def favorite(self, id: c.MemoryRef, favorite: bool = True, *, within: Within = None) -> t.Memory:
         return await self._do(c.favorite(id, favorite, within))
 
-    async def touch(self, id: str, *, within: Within = None) -> t.Touched:
+    async def touch(self, id: c.MemoryRef, *, within: Within = None) -> t.Touched:
         return await self._do(c.touch(id, within))
 
-    async def history(self, id: str, *, within: Within = None) -> t.History:
+    async def history(self, id: c.MemoryRef, *, within: Within = None) -> t.History:
         return await self._do(c.history(id, within))
+
+    async def add_messages(self, messages: Iterable[Union[t.ChatMessage, t.Message, Mapping[str, Any]]], *, episode: str | None = None,
+                     **options: Unpack[t.EpisodeOptions]) -> t.AddResult:
+        name, call = c.add_messages(messages, episode, options)
+        return c.with_episode(await self._do(call), name)
 
     async def add_episode(self, episode: str, messages: Iterable[t.Message],
                           **options: Unpack[t.EpisodeOptions]) -> t.AddResult:

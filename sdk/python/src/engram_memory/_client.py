@@ -114,32 +114,51 @@ class EngramClient:
         """DELETE /v1/memories?scope=: forget every memory of a scope (inside the key's)."""
         return self._do(c.delete_scope(scope))
 
-    def get(self, id: str, *, within: Within = None) -> t.Memory:
+    def reset(self, scope: Union[str, t.Scope, None] = None) -> t.Deleted:
+        """mem0's reset: without a scope, DELETE /v1/memories?all=true, every memory
+        of the API key's scope (refused, BadRequest, by a server without keys: that
+        would be the whole store); with one, DELETE /v1/memories?scope=, every
+        memory of that scope (inside the key's). Episodes and versions go with them."""
+        return self._do(c.reset(scope))
+
+    def get(self, id: c.MemoryRef, *, within: Within = None) -> t.Memory:
         """GET /v1/memories/{id}; ``within`` names one of several memories with this id below the caller's scope."""
         return self._do(c.get(id, within))
 
-    def update(self, id: str, *, within: Within = None, **patch: Unpack[t.Patch]) -> t.Memory:
+    def update(self, id: c.MemoryRef, *, within: Within = None, **patch: Unpack[t.Patch]) -> t.Memory:
         """PATCH /v1/memories/{id}: change the fields given."""
         return self._do(c.update(id, patch, within))
 
-    def delete(self, id: str, *, within: Within = None) -> t.Deleted:
+    def delete(self, id: c.MemoryRef, *, within: Within = None) -> t.Deleted:
         """DELETE /v1/memories/{id}."""
         return self._do(c.delete(id, within))
 
-    def favorite(self, id: str, favorite: bool = True, *, within: Within = None) -> t.Memory:
+    def favorite(self, id: c.MemoryRef, favorite: bool = True, *, within: Within = None) -> t.Memory:
         """POST /v1/memories/{id}/favorite: mark (or with False unmark) a favorite."""
         return self._do(c.favorite(id, favorite, within))
 
-    def touch(self, id: str, *, within: Within = None) -> t.Touched:
+    def touch(self, id: c.MemoryRef, *, within: Within = None) -> t.Touched:
         """POST /v1/memories/{id}/touch: record a use."""
         return self._do(c.touch(id, within))
 
-    def history(self, id: str, *, within: Within = None) -> t.History:
+    def history(self, id: c.MemoryRef, *, within: Within = None) -> t.History:
         """GET /v1/memories/{id}/history: every version of what the memory says
         (what it supersedes and what supersedes it), oldest first."""
         return self._do(c.history(id, within))
 
     # ---- conversations ----
+
+    def add_messages(self, messages: Iterable[Union[t.ChatMessage, t.Message, Mapping[str, Any]]], *, episode: str | None = None,
+                     **options: Unpack[t.EpisodeOptions]) -> t.AddResult:
+        """POST /v1/episodes from chat messages (``{"role", "content"}``, as chat
+        APIs and mem0's ``add`` take them, or ``{"speaker", "text"}``): each
+        becomes a memory of the episode at its position (id ``EPISODE:SEQ``,
+        the role its speaker). Without ``episode`` a new one is named
+        (``chat-`` and 12 hex digits, in the answer's ``episode``); pass it to
+        add the next messages of the same conversation (with ``first_seq``, or
+        the whole transcript again: what is stored already is left alone)."""
+        name, call = c.add_messages(messages, episode, options)
+        return c.with_episode(self._do(call), name)
 
     def add_episode(self, episode: str, messages: Iterable[t.Message],
                     **options: Unpack[t.EpisodeOptions]) -> t.AddResult:

@@ -130,21 +130,62 @@ def time_str(v: t.Time) -> str:
     return v
 
 
-def scope_str(scope: Union[str, t.Scope]) -> str:
-    """A scope as the query parameter's k=v,k=v."""
+def scope_str(scope: Union[str, t.Scope], param: str = "scope") -> str:
+    """A scope as the query parameter's k=v,k=v; a wrong type raises naming param."""
     if isinstance(scope, str):
         return scope
+    if not isinstance(scope, Mapping):
+        raise TypeError(f"{param}: want 'key=value,...' or a dict such as {{'user': 'u1'}}, not {describe(scope)}")
+    for k, v in scope.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"{param}: want str keys and values, not {k!r}: {describe(v)}")
     return ",".join(f"{k}={v}" for k, v in sorted(scope.items()))
 
 
-def _id_path(id: str, suffix: str = "") -> str:
-    if not id:
-        raise ValueError("id: must not be empty")
-    return "/v1/memories/" + quote(id, safe="") + suffix
+MemoryRef = Union[str, t.Memory, t.Result, t.AddResult, t.Neighbour, Mapping[str, Any]]
+"""A memory as the by-id calls take it: its id, or what carries one (a Memory,
+a Version, a Result, the AddResult of one memory, a dict with "id")."""
+
+
+def describe(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return f"a {type(v).__name__} of {len(v)}"
+    if isinstance(v, Mapping):
+        return f"a {type(v).__name__} with the keys {sorted(map(str, v))}"
+    return f"{type(v).__name__} {v!r}" if isinstance(v, (int, float, bool)) or v is None else type(v).__name__
+
+
+def id_of(ref: Any, param: str = "id") -> str:
+    """The memory id a by-id call's argument names; errors name the parameter."""
+    if isinstance(ref, str):
+        if not ref:
+            raise ValueError(f"{param}: must not be empty")
+        return ref
+    ids = ref.ids if isinstance(ref, t.AddResult) else ref.get("ids") if isinstance(ref, Mapping) else None
+    rid = ref.get("id") if isinstance(ref, Mapping) else getattr(ref, "id", None) if not isinstance(ref, t.AddResult) else None
+    if isinstance(rid, str) and rid:
+        return rid
+    if isinstance(ids, list):
+        if len(ids) == 1 and isinstance(ids[0], str) and ids[0]:
+            return ids[0]
+        raise ValueError(f"{param}: an AddResult of {len(ids)} memories names no single one; pass one of its ids")
+    raise TypeError(f"{param}: want a memory id (str), a Memory, a Result or what add() returned, not {describe(ref)}")
+
+
+def _refs(body: dict[str, Any], param: str) -> dict[str, Any]:
+    """body with a supersedes given as a memory (or what names one) as its id."""
+    v = body.get("supersedes")
+    if v is not None and not isinstance(v, str):
+        body["supersedes"] = id_of(v, param)
+    return body
+
+
+def _id_path(ref: Any, suffix: str = "") -> str:
+    return "/v1/memories/" + quote(id_of(ref), safe="") + suffix
 
 
 def _within(within: Union[str, t.Scope, None]) -> list[tuple[str, str]]:
-    return [("scope", scope_str(within))] if within else []
+    return [("scope", scope_str(within, "within"))] if within else []
 
 
 def _body(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,11 +204,26 @@ def _identity(data: Any) -> Any:
 
 
 def add(text: str, fields: Mapping[str, Any]) -> Call[t.AddResult]:
-    return Call("POST", "/v1/memories", _parser(t.AddResult), json={**_body(fields), "text": text})
+    if not isinstance(text, str):
+        if isinstance(text, (list, tuple)):
+            raise TypeError(f"text: {describe(text)}; store chat messages with add_messages(messages), "
+                            "several memories with add_many(memories)")
+        raise TypeError(f"text: want str, not {describe(text)}")
+    body = _refs(_body(fields), "supersedes")
+    return Call("POST", "/v1/memories", _parser(t.AddResult), json={**body, "text": text})
 
 
 def add_many(memories: Iterable[Mapping[str, Any] | t.Memory]) -> Call[t.AddResult]:
-    ms = [memory_json(m) if isinstance(m, t.Memory) else dict(m) for m in memories]
+    if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
+        raise TypeError(f"memories: want a list of memories (dicts or Memory), not {describe(memories)}")
+    ms: list[dict[str, Any]] = []
+    for i, m in enumerate(memories):
+        if isinstance(m, t.Memory):
+            ms.append(memory_json(m))
+        elif isinstance(m, Mapping):
+            ms.append(_refs(dict(m), f"memories[{i}].supersedes"))
+        else:
+            raise TypeError(f"memories[{i}]: want a dict or a Memory, not {describe(m)}")
     if not ms:
         raise ValueError("memories: none given")
     return Call("POST", "/v1/memories", _parser(t.AddResult), json={"memories": ms})
@@ -201,43 +257,120 @@ def delete_scope(scope: Union[str, t.Scope]) -> Call[t.Deleted]:
     return Call("DELETE", "/v1/memories", _parser(t.Deleted), params=[("scope", s)] if s else [], idempotent=True)
 
 
-def get(id: str, within: Union[str, t.Scope, None]) -> Call[t.Memory]:
+def reset(scope: Union[str, t.Scope, None]) -> Call[t.Deleted]:
+    if scope is None:
+        # Every memory of the API key's scope; a server without keys refuses it.
+        return Call("DELETE", "/v1/memories", _parser(t.Deleted), params=[("all", "true")], idempotent=True)
+    if not isinstance(scope, (str, Mapping)):
+        raise TypeError(f"scope: want 'key=value,...' or a dict such as {{'user': 'u1'}}, not {describe(scope)}")
+    if not scope_str(scope):
+        raise ValueError("scope: empty; reset() without a scope forgets every memory of the API key's scope")
+    return delete_scope(scope)
+
+
+def get(id: MemoryRef, within: Union[str, t.Scope, None]) -> Call[t.Memory]:
     return Call("GET", _id_path(id), _parser(t.Memory), params=_within(within), idempotent=True)
 
 
-def update(id: str, patch: Mapping[str, Any], within: Union[str, t.Scope, None]) -> Call[t.Memory]:
+def update(id: MemoryRef, patch: Mapping[str, Any], within: Union[str, t.Scope, None]) -> Call[t.Memory]:
     # A patch sets the fields it names: sending it twice leaves the same memory.
-    return Call("PATCH", _id_path(id), _parser(t.Memory), params=_within(within), json=_body(patch), idempotent=True)
+    return Call("PATCH", _id_path(id), _parser(t.Memory), params=_within(within), json=_refs(_body(patch), "supersedes"),
+                idempotent=True)
 
 
-def delete(id: str, within: Union[str, t.Scope, None]) -> Call[t.Deleted]:
+def delete(id: MemoryRef, within: Union[str, t.Scope, None]) -> Call[t.Deleted]:
     return Call("DELETE", _id_path(id), _parser(t.Deleted), params=_within(within), idempotent=True)
 
 
-def favorite(id: str, on: bool, within: Union[str, t.Scope, None]) -> Call[t.Memory]:
+def favorite(id: MemoryRef, on: bool, within: Union[str, t.Scope, None]) -> Call[t.Memory]:
     return Call("POST", _id_path(id, "/favorite"), _parser(t.Memory), params=_within(within),
                 json={"favorite": on}, idempotent=True)
 
 
-def history(id: str, within: Union[str, t.Scope, None]) -> Call[t.History]:
+def history(id: MemoryRef, within: Union[str, t.Scope, None]) -> Call[t.History]:
     return Call("GET", _id_path(id, "/history"), _parser(t.History), params=_within(within), idempotent=True)
 
 
 def add_episode(episode: str, messages: Iterable[Mapping[str, Any]], options: Mapping[str, Any]) -> Call[t.AddResult]:
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages: want a list of {{'speaker', 'text'}} dicts, not {describe(messages)}")
     body = _body(options)
     body["episode"] = episode
-    body["messages"] = [dict(m) for m in messages]
+    body["messages"] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            raise TypeError(f"messages[{i}]: want a dict such as {{'speaker': 'user', 'text': 'hi'}}, not {describe(m)}")
+        body["messages"].append(dict(m))
     # Storing an episode again at the same positions changes nothing more:
     # a turn its memory already holds is left alone, so a retry is safe.
     return Call("POST", "/v1/episodes", _parser(t.AddResult), json=body, idempotent=True)
 
 
-def touch(id: str, within: Union[str, t.Scope, None]) -> Call[t.Touched]:
+_MESSAGE_KEYS = ("occurred_at", "seq", "metadata")
+
+
+def chat_message(m: Any, i: int) -> dict[str, Any]:
+    """A chat message ({role, content}, or {speaker, text}) as POST /v1/episodes takes it."""
+    at = f"messages[{i}]"
+    if not isinstance(m, Mapping):
+        raise TypeError(f"{at}: want a dict {{'role', 'content'}} or {{'speaker', 'text'}}, not {describe(m)}")
+    if "role" in m and "speaker" in m:
+        raise TypeError(f"{at}: give role or speaker, not both")
+    if "content" in m and "text" in m:
+        raise TypeError(f"{at}: give content or text, not both")
+    who_key = "role" if "role" in m else "speaker"
+    said_key = "content" if "content" in m else "text"
+    out: dict[str, Any] = {}
+    if who_key in m:
+        if not isinstance(m[who_key], str):
+            raise TypeError(f"{at}.{who_key}: want str, not {describe(m[who_key])}")
+        out["speaker"] = m[who_key]
+    if said_key not in m:
+        raise TypeError(f"{at}: no content (or text)")
+    if not isinstance(m[said_key], str):
+        raise TypeError(f"{at}.{said_key}: want str, not {describe(m[said_key])} (join a message's text parts first)")
+    out["text"] = m[said_key]
+    for k, v in m.items():
+        if k in ("role", "speaker", "content", "text"):
+            continue
+        if k not in _MESSAGE_KEYS:
+            raise TypeError(f"{at}.{k}: unknown key; a message has role (or speaker), content (or text), "
+                            "occurred_at, seq, metadata")
+        out[k] = time_str(v) if k == "occurred_at" else v
+    return out
+
+
+def new_episode() -> str:
+    return "chat-" + os.urandom(6).hex()
+
+
+def add_messages(messages: Iterable[Mapping[str, Any]], episode: str | None,
+                 options: Mapping[str, Any]) -> tuple[str, Call[t.AddResult]]:
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages: want a list of {{'role', 'content'}} dicts, not {describe(messages)}")
+    msgs = [chat_message(m, i) for i, m in enumerate(messages)]
+    if not msgs:
+        raise ValueError("messages: none given")
+    if episode is None:
+        episode = new_episode()
+    elif not isinstance(episode, str) or not episode:
+        raise TypeError(f"episode: want a non-empty str, not {describe(episode)}")
+    return episode, add_episode(episode, msgs, options)
+
+
+def with_episode(res: t.AddResult, episode: str) -> t.AddResult:
+    res.episode = episode
+    return res
+
+
+def touch(id: MemoryRef, within: Union[str, t.Scope, None]) -> Call[t.Touched]:
     # Each touch counts a use: never repeated behind the caller's back.
     return Call("POST", _id_path(id, "/touch"), _parser(t.Touched), params=_within(within))
 
 
 def search(query: str, options: Mapping[str, Any]) -> Call[t.SearchResponse]:
+    if not isinstance(query, str):
+        raise TypeError(f"query: want str, not {describe(query)}")
     body = _body(options)
     body["query"] = query
     # A search that records uses is retried only when it records none.
@@ -245,6 +378,8 @@ def search(query: str, options: Mapping[str, Any]) -> Call[t.SearchResponse]:
 
 
 def inject(prompt: str, options: Mapping[str, Any]) -> Call[t.Injection]:
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt: want str, not {describe(prompt)}")
     body = _body(options)
     body["prompt"] = prompt
     return Call("POST", "/v1/inject", _parser(t.Injection), json=body, idempotent=bool(body.get("no_record")))

@@ -135,11 +135,25 @@ class Merged:
 
 @dataclass
 class AddResult:
+    """What an add answers: per memory given, the id of the memory that holds it.
+
+    The by-id calls (get, update, delete, ...) take the AddResult of one
+    memory as its id; ``id`` is that id. ``episode`` is the episode
+    ``add_messages`` stored the messages as ("" otherwise)."""
+
     ids: list[str]
     embedded: int = 0
     deferred: str = ""
     merged: list[Merged] = field(default_factory=list)
+    episode: str = ""
     raw: dict[str, Any] = _raw()
+
+    @property
+    def id(self) -> str:
+        """The id of the one memory added (ValueError for a batch: use ``ids``)."""
+        if len(self.ids) != 1:
+            raise ValueError(f"id: this AddResult names {len(self.ids)} memories, not one; use .ids")
+        return self.ids[0]
 
 
 @dataclass
@@ -196,7 +210,10 @@ class Explain:
 
     bm25: LegBM25 | None = None
     vector: LegVector | None = None
+    fused: float = 0.0
+    """The fused score before boosts, of the fusion ``Response.fusion.method`` names."""
     rrf: float = 0.0
+    """Deprecated: the same as ``fused`` under its first name (not an RRF score under rsf or dbsf)."""
     boosts: Boosts = field(default_factory=Boosts)
     relevance: float = 0.0
     rerank: Rerank | None = None
@@ -434,7 +451,7 @@ class MemoryFields(TypedDict, total=False):
     seq: int
     speaker: str
     occurred_at: Time
-    supersedes: str
+    supersedes: Union[str, Memory, Result, AddResult]  # a memory or what names one, as the by-id calls take it
     created_at: Time
     updated_at: Time
     uses: int
@@ -463,7 +480,7 @@ class Patch(TypedDict, total=False):
     seq: int
     speaker: str
     occurred_at: Time
-    supersedes: str
+    supersedes: Union[str, Memory, Result, AddResult]  # a memory or what names one, as the by-id calls take it
 
 
 class _MessageFields(TypedDict, total=False):
@@ -477,6 +494,17 @@ class Message(_MessageFields, total=False):
     """One turn of an episode (POST /v1/episodes)."""
 
     text: Required[str]
+
+
+class ChatMessage(TypedDict, total=False):
+    """A chat message as chat APIs (and mem0's client) give it, for add_messages;
+    a Message ({speaker, text}) is taken too."""
+
+    role: str
+    content: Required[str]
+    occurred_at: Time
+    seq: int
+    metadata: Mapping[str, Any]
 
 
 class EpisodeOptions(TypedDict, total=False):

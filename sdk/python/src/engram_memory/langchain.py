@@ -2,7 +2,7 @@
 
 Each result becomes a ``Document`` whose page_content is the memory's text and
 whose metadata holds its id, type, scope, tags, score and the search's
-explanation (``explain``: bm25, vector, rrf, boosts, relevance, ...) as plain
+explanation (``explain``: bm25, vector, fused, boosts, relevance, ...) as plain
 JSON, plus the strategy that ran; a memory of an episode adds its episode,
 seq, speaker and occurred_at (and ``neighbours``, as JSON, when the search
 asked for them), a superseded one superseded_by.
@@ -52,8 +52,10 @@ class EngramRetriever(BaseRetriever):
 
     ``client`` (sync) serves ``invoke``; ``async_client``, when given, serves
     ``ainvoke`` (else ``ainvoke`` runs the sync client in a thread). ``k`` is
-    the number of results; ``search_options`` are any further fields of the
-    search (scope, type, tags, mode, min_relevance, no_record, ...).
+    the number of results, of those at or above the model's relevance bar
+    (``model_bar``, on unless ``search_options`` turns it off);
+    ``search_options`` are any further fields of the search (scope, type,
+    tags, mode, min_relevance, no_record, ...).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -64,7 +66,10 @@ class EngramRetriever(BaseRetriever):
     search_options: dict[str, Any] = Field(default_factory=dict)
 
     def _options(self) -> dict[str, Any]:
-        return {"limit": self.k, **self.search_options}
+        # Documents for an LLM's context: only what clears the model's
+        # relevance bar, as inject does (search_options may say otherwise:
+        # model_bar=False, or a min_relevance).
+        return {"limit": self.k, "model_bar": True, **self.search_options}
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         resp = self.client.search(query, **self._options())

@@ -1,0 +1,118 @@
+package embed
+
+import "unicode"
+
+// Reader is implemented by embedders whose model reads only some writing
+// systems: an English model reads the Latin script, and its vector of a
+// Chinese text says nothing about the text's meaning (any two such texts
+// score alike). The recall pipeline skips the vector leg for a query the
+// model does not read and leaves the vectors of memories it does not read
+// out of the leg.
+type Reader interface {
+	// Unread names the script of text the model does not read ("Han"),
+	// or is "" when the model reads it.
+	Unread(text string) string
+}
+
+// Unread is what e's model does not read of text ("" when it reads it, and
+// for every embedder that does not say: a served model is taken to read
+// every language).
+func Unread(e Embedder, text string) string {
+	if r, ok := e.(Reader); ok {
+		return r.Unread(text)
+	}
+	return ""
+}
+
+// Scripts is a Reader over a set of Unicode scripts. A text is read when
+// its letters in those scripts are at least as many as its letters in
+// others, a character of a script written without spaces between words
+// (Han, Hiragana, Katakana, Hangul, Thai, ...) counting as two letters: an
+// English word averages about five letters, a Chinese word fewer than two
+// characters. A text with no letter (numbers, punctuation, an identifier
+// made of digits) is read.
+type Scripts []*unicode.RangeTable
+
+// Latin is the Reader of a model trained on English (or other
+// Latin-script) text.
+var Latin = Scripts{unicode.Latin}
+
+// scriptNames name the scripts Unread reports, the most common first; a
+// letter in none of them is reported as "other".
+var scriptNames = []struct {
+	name  string
+	table *unicode.RangeTable
+	dense bool // written without spaces between words: a character counts twice
+}{
+	{"Han", unicode.Han, true},
+	{"Hiragana", unicode.Hiragana, true},
+	{"Katakana", unicode.Katakana, true},
+	{"Hangul", unicode.Hangul, true},
+	{"Cyrillic", unicode.Cyrillic, false},
+	{"Arabic", unicode.Arabic, false},
+	{"Greek", unicode.Greek, false},
+	{"Hebrew", unicode.Hebrew, false},
+	{"Devanagari", unicode.Devanagari, false},
+	{"Thai", unicode.Thai, true},
+	{"Latin", unicode.Latin, false},
+}
+
+// Unread implements Reader.
+func (s Scripts) Unread(text string) string {
+	read, unread := 0, 0
+	var counts [16]int // per scriptNames entry, then "other" at len(scriptNames)
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		if r < 0x80 { // ASCII letters: the common case, Latin
+			if s.reads(unicode.Latin, r) {
+				read++
+			} else {
+				unread++
+				counts[len(scriptNames)-1]++
+			}
+			continue
+		}
+		w, k := 1, len(scriptNames)
+		for i, sn := range scriptNames {
+			if unicode.Is(sn.table, r) {
+				if sn.dense {
+					w = 2
+				}
+				k = i
+				break
+			}
+		}
+		if s.reads(nil, r) {
+			read += w
+		} else {
+			unread += w
+			counts[k] += w
+		}
+	}
+	if unread <= read {
+		return ""
+	}
+	best := 0
+	for i := range len(scriptNames) + 1 {
+		if counts[i] > counts[best] {
+			best = i
+		}
+	}
+	if best == len(scriptNames) {
+		return "other"
+	}
+	return scriptNames[best].name
+}
+
+// reads reports whether r is in one of s's scripts; known is the script r
+// is already known to be in (nil: look it up).
+func (s Scripts) reads(known *unicode.RangeTable, r rune) bool {
+	for _, t := range s {
+		if t == known || unicode.Is(t, r) {
+			return true
+		}
+	}
+	return false
+}
