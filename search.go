@@ -3,9 +3,11 @@ package engram
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/memory"
 )
@@ -30,10 +32,17 @@ func (v view) Search(ctx context.Context, q Query) (*Response, error) {
 
 // search is Search for a query already inside the view's scope.
 func (v view) search(ctx context.Context, q Query) (*Response, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a prefetch still running is not waited for
+	pre := v.e.prefetch(ctx, q)
 	if err := v.e.sync(ctx); err != nil {
 		return nil, err
 	}
-	resp, err := v.e.searcher(v.e.be).Search(ctx, q)
+	s := v.e.searcher(v.e.be)
+	if pre != nil {
+		s.Config.Embedder = pre
+	}
+	resp, err := s.Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +56,66 @@ func (v view) search(ctx context.Context, q Query) (*Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// indexLoader is a backend that loads an index on first need (the SQLite
+// one), saying whether it has.
+type indexLoader interface{ IndexLoaded() bool }
+
+// prefetch starts embedding q's text when the index is still to be loaded
+// (the first search of a process: a CLI call or a hook) and the model runs
+// in this process: the query's vector does not depend on the index, so the
+// two proceed side by side instead of one after the other. It returns the
+// embedder the search then uses, which hands over that vector, or nil when
+// there is nothing to prefetch. The vector is the one the search would have
+// computed (the model's vectors do not depend on the batch).
+func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
+	text := strings.TrimSpace(q.Query) // as recall reads it
+	l, ok := e.be.(indexLoader)
+	if !ok || l.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
+		q.Mode == memory.ModeBM25 || q.HyDE || text == "" || embed.Unread(e.embedder, text) != "" {
+		return nil // no vector leg (or no index to wait for)
+	}
+	p := &prefetched{Embedder: e.embedder, text: text, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		vecs, err := e.embedder.Embed(ctx, []string{text})
+		if err == nil && len(vecs) == 1 {
+			p.vec = vecs[0]
+		}
+	}()
+	return p
+}
+
+// prefetched is an embedder whose vector of one text is being computed
+// already: Embed of that text alone waits for it (or for ctx), and anything
+// else, or a prefetch that failed, is embedded as usual.
+type prefetched struct {
+	embed.Embedder
+	text string
+	done chan struct{}
+	vec  []float32 // set before done closes; nil if the prefetch failed
+}
+
+// InProcess is the wrapped embedder's (embed.InProcess).
+func (p *prefetched) InProcess() bool { return embed.IsInProcess(p.Embedder) }
+
+// Unread is the wrapped embedder's (embed.Reader): the search decides what
+// the model reads as it would without the prefetch.
+func (p *prefetched) Unread(text string) string { return embed.Unread(p.Embedder, text) }
+
+func (p *prefetched) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 1 && texts[0] == p.text {
+		select {
+		case <-p.done:
+			if p.vec != nil {
+				return [][]float32{p.vec}, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return p.Embedder.Embed(ctx, texts)
 }
 
 // searcher assembles the pipeline's configuration over the legs of s.

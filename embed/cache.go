@@ -52,6 +52,14 @@ func (c *cached) Model() string {
 	return c.e.Model()
 }
 
+// Warm warms the wrapped embedder when it is a Warmer (see Warmer).
+func (c *cached) Warm(ctx context.Context) error {
+	if w, ok := c.e.(Warmer); ok {
+		return w.Warm(ctx)
+	}
+	return nil
+}
+
 // Unread is the wrapped embedder's (Reader).
 func (c *cached) Unread(text string) string {
 	if c.e == nil {

@@ -26,6 +26,13 @@ type InProcess interface {
 	InProcess() bool
 }
 
+// Warmer is implemented by embedders with state they build on first use (a
+// model made ready in memory): Warm builds it now, so that a program can do
+// it while it does something else, such as opening its store.
+type Warmer interface {
+	Warm(ctx context.Context) error
+}
+
 // IsInProcess reports whether e says it computes in this process.
 func IsInProcess(e Embedder) bool {
 	ip, ok := e.(InProcess)

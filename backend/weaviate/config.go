@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engram-memory/engram/memory"
@@ -92,9 +93,10 @@ type Config struct {
 	BatchSize int
 }
 
+// Compiled on first use, not at every engram process's start.
 var (
-	classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]{0,254}$`)
-	envRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	classRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][_0-9A-Za-z]{0,254}$`) })
+	envRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // ParseURL reads a store URL:
@@ -170,7 +172,7 @@ func ParseURL(raw string) (Config, error) {
 		case "consistency":
 			c.Consistency = strings.ToUpper(v)
 		case "api_key_env":
-			if !envRE.MatchString(v) {
+			if !envRE().MatchString(v) {
 				return bad("api_key_env %q is not an environment variable name", v)
 			}
 			c.APIKeyEnv = v
@@ -264,7 +266,7 @@ func (c *Config) withDefaults() error {
 	if c.Class == "" {
 		c.Class = DefaultClass
 	}
-	if !classRE.MatchString(c.Class) {
+	if !classRE().MatchString(c.Class) {
 		return bad("class %q: must start with an upper-case letter followed by letters, digits or '_'", c.Class)
 	}
 	if c.TenantKey != "" {

@@ -4,15 +4,21 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Weaviate's hybrid explainScore (usecases/traverser/hybrid/hybrid_fusion.go,
 // v1.38) names, per leg ("keyword" for BM25, "vector"), what the leg gave a
 // hit: under rankedFusion the contribution w/(60+i), i the 0-based rank;
 // under relativeScoreFusion the leg's original score and its normalised one.
+// Compiled on first use, not at every engram process's start.
 var (
-	explainRanked   = regexp.MustCompile(`Result Set (keyword|vector)[^)]*\) Document [0-9a-f-]+ contributed ([-+0-9.eE]+) to the score`)
-	explainRelative = regexp.MustCompile(`Result Set (keyword|vector)[^)]*\) Document [0-9a-f-]+: original score ([-+0-9.eE]+), normalized score: ([-+0-9.eE]+)`)
+	explainRanked = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Result Set (keyword|vector)[^)]*\) Document [0-9a-f-]+ contributed ([-+0-9.eE]+) to the score`)
+	})
+	explainRelative = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Result Set (keyword|vector)[^)]*\) Document [0-9a-f-]+: original score ([-+0-9.eE]+), normalized score: ([-+0-9.eE]+)`)
+	})
 )
 
 // weaviateRRFK is the k of Weaviate's rankedFusion, w/(k+i) with i from 0:
@@ -45,13 +51,13 @@ func (l legExplain) rank(fusion string, w float64) int {
 // leg it does not mention is absent.
 func parseExplain(s string) map[string]legExplain {
 	out := map[string]legExplain{}
-	for _, m := range explainRanked.FindAllStringSubmatch(s, -1) {
+	for _, m := range explainRanked().FindAllStringSubmatch(s, -1) {
 		c, err := strconv.ParseFloat(m[2], 64)
 		if err == nil {
 			out[m[1]] = legExplain{contribution: c}
 		}
 	}
-	for _, m := range explainRelative.FindAllStringSubmatch(s, -1) {
+	for _, m := range explainRelative().FindAllStringSubmatch(s, -1) {
 		o, err := strconv.ParseFloat(m[2], 64)
 		if err == nil {
 			out[m[1]] = legExplain{original: o}

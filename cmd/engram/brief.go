@@ -78,5 +78,5 @@ scope prints nothing. --json gives each item with the reason it was chosen.`,
 	f.register(c, engram.DefaultBriefBudget)
 	c.Flags().IntVar(&f.limit, "limit", 0, "memories at most (0: as many as the budget holds)")
 	c.Flags().IntVar(&f.neighbours, "neighbours", 0, "show each memory of an episode with this many turns before and after it")
-	return c
+	return viaDaemon(c)
 }

@@ -30,8 +30,9 @@ var (
 )
 
 // withStore runs fn with the server named by $ENGRAM_URL (key $ENGRAM_API_KEY)
-// when it is set and no --db is given, else with the local database, which
-// must exist.
+// when it is set and no --db is given, else, for a command marked viaDaemon,
+// with the local daemon serving the store when one answers, else with the
+// local database, which must exist.
 func (e *env) withStore(ctx context.Context, fn func(db store) error) error {
 	return e.store(ctx, false, fn)
 }
@@ -50,6 +51,14 @@ func (e *env) store(ctx context.Context, create bool, fn func(db store) error) e
 		}
 		defer c.hc.CloseIdleConnections()
 		return fn(c)
+	}
+	if e.daemon {
+		if p, err := e.path(false); err == nil {
+			if c := e.daemonClient(ctx, p); c != nil {
+				defer c.hc.CloseIdleConnections()
+				return fn(c)
+			}
+		}
 	}
 	return e.local(ctx, create, func(db *engram.DB) error { return fn(db) })
 }

@@ -34,5 +34,5 @@ func newGet(e *env) *cobra.Command {
 	}
 	c.Flags().BoolVar(&vector, "vector", false, "also print the embedding's vector")
 	addWithin(c, &within)
-	return c
+	return viaDaemon(c)
 }

@@ -88,7 +88,7 @@ that prints the next page goes to stderr (--cursor). --json prints the page:
 	fl.StringVar(&opt.Order, "order", engram.OrderNewest, "order: "+strings.Join(engram.ListOrders, ", "))
 	fl.IntVar(&opt.Limit, "limit", engram.DefaultListLimit, fmt.Sprintf("memories a page (1–%d)", engram.MaxListLimit))
 	fl.StringVar(&opt.Cursor, "cursor", "", "continue from the page that printed it")
-	return c
+	return viaDaemon(c)
 }
 
 // writeList prints one memory a line.

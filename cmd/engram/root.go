@@ -16,6 +16,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/backend/weaviate"
+	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/format"
 )
 
@@ -25,9 +26,40 @@ type env struct {
 	stdout, stderr io.Writer
 	dbPath         string
 	json           bool
+	// daemon: this command may run through a local daemon (daemon.go).
+	daemon bool
+	// warm: this command embeds a query; in-process, the model is made
+	// ready while the store's index loads.
+	warm bool
 	// logger, when set, is the store's (a long-running serve or mcp: what
 	// the engine notices, such as its snapshot changed by another process).
 	logger *slog.Logger
+}
+
+// warmAnnotation marks a command that embeds its query.
+const warmAnnotation = "engram-warm"
+
+// embedsQuery marks c as warmAnnotation says.
+func embedsQuery(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[warmAnnotation] = "yes"
+	return c
+}
+
+// daemonAnnotation marks a command that runs through a local daemon when
+// one serves its store: the calls an agent makes in its loop, whose answer
+// is the same either way.
+const daemonAnnotation = "engram-daemon"
+
+// viaDaemon marks c as daemonAnnotation says.
+func viaDaemon(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[daemonAnnotation] = "yes"
+	return c
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -57,6 +89,10 @@ name (minilm, static, glove), openai, ollama or none.`,
 			return usagef("unknown command %q (%s)", a[0], hint)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			e.daemon = cmd.Annotations[daemonAnnotation] == "yes"
+			e.warm = cmd.Annotations[warmAnnotation] == "yes"
+		},
 	}
 	root.SetVersionTemplate("engram {{.Version}}\n")
 	root.SuggestionsMinimumDistance = 2
@@ -261,6 +297,11 @@ func (e *env) local(ctx context.Context, create bool, fn func(db *engram.DB) err
 		return err
 	}
 	defer db.Close()
+	if w, ok := db.Embedder().(embed.Warmer); ok && e.warm {
+		// The model's setup and the index's load (on the first search) use
+		// different cores; an error shows again at the query's embedding.
+		go w.Warm(ctx)
+	}
 	return fn(db)
 }
 

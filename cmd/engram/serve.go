@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend/weaviate"
 	"github.com/engram-memory/engram/server/httpapi"
 	"github.com/engram-memory/engram/server/mcpserver"
 )
@@ -30,6 +31,7 @@ type serveFlags struct {
 	requestTimeout     time.Duration
 	shutdownTimeout    time.Duration
 	maxBody, maxImport int64
+	noSocket           bool
 }
 
 func newServe(e *env) *cobra.Command {
@@ -46,6 +48,14 @@ Every request then needs "Authorization: Bearer KEY" and is confined to the
 key's scope. Without keys the server acts on the whole store, binds only a
 loopback address (unless --insecure-no-auth) and answers only loopback Host
 names. SIGINT or SIGTERM stops it after in-flight requests finish.
+
+It also listens on a unix socket that only this user can reach (mode 0600 in
+$XDG_RUNTIME_DIR/engram, else engram-UID in the temporary directory), named
+after the store file: search, inject, brief, get, list and the prompt hooks on
+the same store, with the same ENGRAM_* settings and the same engram binary,
+send their request there instead of opening the file and loading the model
+themselves, and run in-process as usual when no daemon answers
+(ENGRAM_DAEMON=off: always in-process). --no-socket turns it off.
 
 Failures go to stderr; --access-log text or json adds one line per request
 (method, path, status, bytes, milliseconds, remote address), never a body, a
@@ -64,6 +74,7 @@ query string, a memory's text or a key.`,
 	fl.Int64Var(&f.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest JSON request body (bytes)")
 	fl.Int64Var(&f.maxImport, "max-import", httpapi.DefaultMaxImportBytes, "largest import body (bytes)")
 	fl.StringVar(&f.accessLog, "access-log", "", "one line per request on stderr: text or json (default none)")
+	fl.BoolVar(&f.noSocket, "no-socket", false, "do not serve this user's CLI calls and hooks on the local unix socket")
 	return c
 }
 
@@ -103,24 +114,70 @@ func (e *env) serve(ctx context.Context, f serveFlags) error {
 			return usageError{fmt.Errorf("serve: %w", err)}
 		}
 		api.Handle("/mcp", mcpserver.HTTPHandler(mcpResolver(api), mcpserver.HTTPOptions{MaxBodyBytes: f.maxBody}))
+		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		so := serveOptions{
+			writeTimeout:    f.requestTimeout + 30*time.Second,
+			shutdownTimeout: f.shutdownTimeout,
+			onShutdown:      func() { api.SetReady(false) },
+			log:             log,
+		}
+		// The socket first: once the line below is out, local calls use it.
+		var local chan error
+		if !f.noSocket {
+			if local, err = e.serveLocal(sctx, db, f, so, log, access); err != nil {
+				fmt.Fprintf(e.stderr, "engram: warning: CLI calls and hooks will not use this server: %v\n", err)
+			}
+		}
 		auth := "no API keys: whole store, loopback only"
 		if len(keys) > 0 {
 			auth = fmt.Sprintf("%d API keys", len(keys))
 		}
 		fmt.Fprintf(e.stderr, "engram: serving %s on http://%s (%s)\n", db.Path(), ln.Addr(), auth)
-		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		err = serveOn(sctx, ln, api, serveOptions{
-			writeTimeout:    f.requestTimeout + 30*time.Second,
-			shutdownTimeout: f.shutdownTimeout,
-			onShutdown:      func() { api.SetReady(false) },
-			log:             log,
-		})
+		err = serveOn(sctx, ln, api, so)
+		if local != nil {
+			stop() // the socket's server stops with the network one
+			if lerr := <-local; err == nil {
+				err = lerr
+			}
+		}
 		if err == nil {
 			fmt.Fprintln(e.stderr, "engram: stopped")
 		}
 		return err
 	})
+}
+
+// serveLocal serves db on the user's daemon socket (daemon.go) until ctx
+// ends; the channel gives serveOn's result. The socket's API has no keys:
+// only this user can connect, and this user can open the file anyway. Its
+// body limits are the in-process command's (none), so a call answers the
+// same through it.
+func (e *env) serveLocal(ctx context.Context, db *engram.DB, f serveFlags, so serveOptions, log, access *slog.Logger) (chan error, error) {
+	if weaviate.IsURL(db.Path()) {
+		return nil, nil
+	}
+	key, err := storeKey(db.Path())
+	if err != nil {
+		return nil, err
+	}
+	ln, sock, err := listenDaemon(key)
+	if err != nil || ln == nil {
+		return nil, err
+	}
+	const unlimited = 1 << 62
+	api, err := httpapi.New(db, httpapi.Config{RequestTimeout: f.requestTimeout, MaxBodyBytes: unlimited,
+		MaxImportBytes: unlimited, Logger: log, AccessLog: access})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	so.onShutdown = func() { api.SetReady(false) }
+	fmt.Fprintf(e.stderr, "engram: serving this user's CLI calls and hooks on %s\n", sock)
+	h := daemonHandler(key, api) // this process's configuration, now
+	done := make(chan error, 1)
+	go func() { done <- serveOn(ctx, ln, h, so) }()
+	return done, nil
 }
 
 // mcpResolver authenticates MCP requests with the API's keys and scopes.

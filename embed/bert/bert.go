@@ -71,10 +71,13 @@ const PrecisionEnv = "ENGRAM_BERT_PRECISION"
 // Embedder implements embed.Embedder over a BERT model file. It is safe for
 // concurrent use; the weights are decoded on first use.
 type Embedder struct {
-	data  string
-	meta  *meta
-	opts  Options
-	model string
+	data string
+	meta *meta
+	// builtIn: data is the file in this binary, whose checksum
+	// TestBuiltInChecksum checks, so a process skips reading all of it.
+	builtIn bool
+	opts    Options
+	model   string
 
 	once sync.Once
 	w    *weights
@@ -85,7 +88,14 @@ var _ embed.Embedder = (*Embedder)(nil)
 
 // New returns an embedder over the built-in all-MiniLM-L6-v2. It reads only
 // the file's header: a program that never embeds pays nothing more.
-func New(opts Options) (*Embedder, error) { return NewFromData(minilm, opts) }
+func New(opts Options) (*Embedder, error) {
+	e, err := NewFromData(minilm, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.builtIn = true
+	return e, nil
+}
 
 var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) {
 	return New(Options{Precision: Precision(strings.ToLower(os.Getenv(PrecisionEnv)))})
@@ -152,7 +162,11 @@ func (e *Embedder) MaxTokens() int { return e.meta.Tokenizer.MaxLength }
 
 func (e *Embedder) load() (*weights, error) {
 	e.once.Do(func() {
-		f, err := tensorfile.Parse(e.data)
+		parse := tensorfile.Parse
+		if e.builtIn {
+			parse = tensorfile.ParseBuiltIn
+		}
+		f, err := parse(e.data)
 		if err != nil {
 			e.err = fmt.Errorf("bert: model file: %w", err)
 			return
@@ -160,6 +174,18 @@ func (e *Embedder) load() (*weights, error) {
 		e.w, e.err = load(f, e.meta, e.opts.Precision)
 	})
 	return e.w, e.err
+}
+
+// Warm makes the model ready now instead of at the first Embed or Tokenize:
+// the tokenizer built, the weights set up and, where they are used in place,
+// their pages read in (embed.Warmer).
+func (e *Embedder) Warm(ctx context.Context) error {
+	w, err := e.load()
+	if err != nil {
+		return err
+	}
+	w.prefault(ctx)
+	return nil
 }
 
 // Tokenize returns the ids the model reads for text: [CLS], the WordPiece

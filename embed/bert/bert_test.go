@@ -2,12 +2,20 @@ package bert
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/internal/linalg"
+	"github.com/engram-memory/engram/internal/tensorfile"
 )
 
 func TestModelID(t *testing.T) {
@@ -238,4 +246,169 @@ func FuzzTokenize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuiltInChecksum checks the built-in model file's checksum, which New
+// skips at run time (tensorfile.ParseBuiltIn).
+func TestBuiltInChecksum(t *testing.T) {
+	if _, err := tensorfile.Parse(minilm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rowsFile rewrites the built-in file with every matrix in [out × in] rows
+// (query, key and value apart) and the word table in float32: the same
+// values in the layout a file without linear_layout has.
+func rowsFile(t *testing.T) string {
+	t.Helper()
+	f, err := tensorfile.Parse(minilm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(f.Meta, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta["linear_layout"] != panelsLayout {
+		t.Fatalf("built-in file's linear_layout is %v, want %s", meta["linear_layout"], panelsLayout)
+	}
+	delete(meta, "linear_layout")
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tensorfile.NewWriter(mb)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tn := range f.Tensors {
+		switch {
+		case tn.DType == tensorfile.Bytes:
+			w.AddBytes(tn.Name, []byte(tn.Data))
+		case len(tn.Shape) == 3: // panels
+			bits, err := tn.Float16s()
+			must(err)
+			n, k := tn.Shape[0]*tn.Shape[2], tn.Shape[1]
+			rows, err := linalg.UnpackF16(bits, n, k)
+			must(err)
+			if base, ok := strings.CutSuffix(tn.Name, "qkv.weight"); ok {
+				for i, part := range []string{"query", "key", "value"} {
+					must(w.Add(base+part+".weight", tensorfile.Float16, []int{n / 3, k}, rows[i*n/3*k:(i+1)*n/3*k]))
+				}
+				continue
+			}
+			must(w.Add(tn.Name, tensorfile.Float16, []int{n, k}, rows))
+		default:
+			v, err := tn.Float32s(nil)
+			must(err)
+			dt := tn.DType
+			if dt == tensorfile.Int8Rows {
+				dt = tensorfile.Float32
+			}
+			must(w.Add(tn.Name, dt, tn.Shape, v))
+		}
+	}
+	return string(w.Bytes())
+}
+
+// TestLayouts: the built-in file's float16 panels used in place, the same
+// panels decoded and packed (a CPU without a float16 kernel), and the same
+// values stored as rows all give bit-identical vectors, at every precision.
+func TestLayouts(t *testing.T) {
+	texts := []string{"", "Prefers dark themes in every editor", strings.Repeat("the staging database listens on port 5433 ", 40)}
+	rows := rowsFile(t)
+	for _, prec := range []Precision{FP32, BF16} {
+		var want [][]float32
+		for _, c := range []struct {
+			name    string
+			data    string
+			inPlace bool
+		}{
+			{"panels in place", minilm, true},
+			{"panels decoded", minilm, false},
+			{"rows", rows, false},
+		} {
+			if c.inPlace && !inPlace(prec) {
+				continue
+			}
+			saved := inPlace
+			inPlace = func(Precision) bool { return c.inPlace }
+			e, err := NewFromData(c.data, Options{Precision: prec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Embed(context.Background(), texts)
+			inPlace = saved
+			if err != nil {
+				t.Fatalf("%s %s: %v", prec, c.name, err)
+			}
+			if want == nil {
+				want = got
+				continue
+			}
+			for i := range got {
+				for d := range got[i] {
+					if math.Float32bits(got[i][d]) != math.Float32bits(want[i][d]) {
+						t.Fatalf("%s %s: text %d [%d] = %g, want %g", prec, c.name, i, d, got[i][d], want[i][d])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWarm: Warm readies the model (Embed then finds it loaded), and
+// reports a model file that cannot load; through embed.Cached too.
+func TestWarm(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w embed.Warmer = e
+	if err := embed.Cached(e, embed.NewLRU(4)).(embed.Warmer).Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if e.w == nil {
+		t.Fatal("Warm left the model unloaded")
+	}
+	if _, err := e.Embed(t.Context(), []string{"warm"}); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := NewFromData(minilm[:len(minilm)-1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Warm(t.Context()); err == nil {
+		t.Error("Warm of a truncated file succeeded")
+	}
+}
+
+// TestBuiltInInPlace: the built-in file's float16 panels are used where the
+// binary holds them (a misaligned go:embed string would make every process
+// copy them: correct, but the load time would be back).
+func TestBuiltInInPlace(t *testing.T) {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		t.Skip("a big-endian machine decodes the float16 values")
+	}
+	f, err := tensorfile.ParseBuiltIn(minilm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, ok := f.Tensor("encoder.layer.0.attention.self.qkv.weight")
+	if !ok {
+		t.Fatal("no fused qkv tensor")
+	}
+	bits, err := tn.Float16s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.Pointer(&bits[0]) != unsafe.Pointer(unsafe.StringData(tn.Data)) {
+		t.Errorf("the panels were copied (file at %p)", unsafe.StringData(minilm))
+	}
 }

@@ -68,10 +68,7 @@ func (w *weights) forward(seqs [][]int32, out [][]float32, workers int) {
 	for si, s := range seqs {
 		for p, id := range s {
 			row := ws.x[(starts[si]+p)*h : (starts[si]+p+1)*h]
-			pos := w.pos[p*h : (p+1)*h]
-			for d := range row {
-				row[d] = pos[d] + w.typ0[d]
-			}
+			w.setPosition(row, p)
 			w.addWord(row, id)
 		}
 	}

@@ -1,6 +1,7 @@
 package bert
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -39,7 +40,16 @@ type meta struct {
 	} `json:"tokenizer"`
 	Pooling   string `json:"pooling"`
 	Normalize bool   `json:"normalize"`
+	// LinearLayout is how the matrices the encoder multiplies by are
+	// stored: "" as [out × in] rows (PyTorch's layout), or panelsLayout.
+	LinearLayout string `json:"linear_layout"`
 }
+
+// panelsLayout stores each matrix the encoder multiplies by as float16 in
+// the kernels' panels, [⌈out/16⌉ × in × 16] (linalg.PackedF16), a layer's
+// query, key and value stacked into one attention.self.qkv.weight: on a CPU
+// with a float16 kernel they are used in place, nothing decoded or packed.
+const panelsLayout = "panels16"
 
 func parseMeta(b []byte) (*meta, error) {
 	var m meta
@@ -63,6 +73,8 @@ func parseMeta(b []byte) (*meta, error) {
 		return nil, fmt.Errorf("bert: max length %d outside 3..%d", m.Tokenizer.MaxLength, c.MaxPosition)
 	case m.Pooling != "mean" && m.Pooling != "cls":
 		return nil, fmt.Errorf("bert: pooling %q is not supported (mean or cls)", m.Pooling)
+	case m.LinearLayout != "" && m.LinearLayout != panelsLayout:
+		return nil, fmt.Errorf("bert: linear layout %q is not supported (rows or %s)", m.LinearLayout, panelsLayout)
 	}
 	return &m, nil
 }
@@ -95,9 +107,17 @@ func packer(p Precision) func(b []float32, n, k int) linear {
 	return func(b []float32, n, k int) linear { return linalg.PackB(b, n, k) }
 }
 
-// weights is a model decoded for compute. The word-embedding table stays in
-// the file's int8 rows (only the rows of a text's tokens are ever read);
-// everything else is float32.
+// inPlace reports whether float16 panels are multiplied by where they lie:
+// at FP32 (or BF16 without the hardware, which is FP32) on a CPU with a
+// float16 kernel. The product is bit for bit that of the decoded, packed
+// weight. Tests turn it off to cover the decoding fallback.
+var inPlace = func(p Precision) bool { return linalg.HasF16() && !(p == BF16 && linalg.HasBF16()) }
+
+// weights is a model made ready for compute. The word-embedding table stays
+// in the file's int8 rows and the position table in its float16 rows (only
+// the rows of a text's tokens are ever read); the matrices are the file's
+// float16 panels where they lie (linalg.PackedF16) or packed float32 (or
+// bf16); the vectors are float32.
 type weights struct {
 	m         *meta
 	tok       *wordpiece.Tokenizer
@@ -105,7 +125,8 @@ type weights struct {
 	wordQ     string    // int8 rows, [vocab × H], or "" when wordF is set
 	wordScale []float32 // per-row scales of wordQ
 	wordF     []float32 // float32 rows, when the file stores them so
-	pos       []float32 // [maxPosition × H]
+	pos       []float32 // [maxPosition × H], or nil when posH is set
+	posH      []uint16  // float16 rows, in place, when the file stores them so
 	typ0      []float32 // token type 0: [H]
 	embG      []float32
 	embB      []float32
@@ -135,6 +156,8 @@ func load(f *tensorfile.File, m *meta, p Precision) (*weights, error) {
 		return nil, fmt.Errorf("bert: %w", err)
 	}
 	w := &weights{m: m, tok: tok, vocab: len(vocab)}
+	panels := m.LinearLayout == panelsLayout
+	direct := panels && inPlace(p)
 	get := func(name string, shape ...int) []float32 {
 		if err != nil {
 			return nil
@@ -154,6 +177,47 @@ func load(f *tensorfile.File, m *meta, p Precision) (*weights, error) {
 		}
 		return v
 	}
+	// matrix returns the n×k weight name for the kernels: float16 panels in
+	// place, or decoded and packed.
+	matrix := func(name string, n, k int) linear {
+		if err != nil {
+			return nil
+		}
+		if !panels {
+			if b := get(name, n, k); b != nil {
+				return pack(b, n, k)
+			}
+			return nil
+		}
+		t, ok := f.Tensor(name)
+		if !ok {
+			err = fmt.Errorf("bert: model file has no tensor %q", name)
+			return nil
+		}
+		if want := []int{(n + linalg.F16Panel - 1) / linalg.F16Panel, k, linalg.F16Panel}; !slices.Equal(t.Shape, want) || t.DType != tensorfile.Float16 {
+			err = fmt.Errorf("bert: tensor %q is %v %v, want float16 %v", name, t.DType, t.Shape, want)
+			return nil
+		}
+		data, e := t.Float16s()
+		if e != nil {
+			err = fmt.Errorf("bert: %w", e)
+			return nil
+		}
+		if direct {
+			l, e := linalg.NewPackedF16(data, n, k)
+			if e != nil {
+				err = fmt.Errorf("bert: tensor %q: %w", name, e)
+				return nil
+			}
+			return l
+		}
+		b, e := linalg.UnpackF16(data, n, k)
+		if e != nil {
+			err = fmt.Errorf("bert: tensor %q: %w", name, e)
+			return nil
+		}
+		return pack(b, n, k)
+	}
 	const word = "embeddings.word_embeddings.weight"
 	if t, ok := f.Tensor(word); ok && t.DType == tensorfile.Int8Rows && slices.Equal(t.Shape, []int{len(vocab), h}) {
 		if w.wordScale, w.wordQ, err = t.Int8Rows(); err != nil {
@@ -162,7 +226,14 @@ func load(f *tensorfile.File, m *meta, p Precision) (*weights, error) {
 	} else {
 		w.wordF = get(word, len(vocab), h)
 	}
-	w.pos = get("embeddings.position_embeddings.weight", c.MaxPosition, h)
+	const position = "embeddings.position_embeddings.weight"
+	if t, ok := f.Tensor(position); ok && t.DType == tensorfile.Float16 && slices.Equal(t.Shape, []int{c.MaxPosition, h}) {
+		if w.posH, err = t.Float16s(); err != nil {
+			return nil, fmt.Errorf("bert: %w", err)
+		}
+	} else {
+		w.pos = get(position, c.MaxPosition, h)
+	}
 	typ := get("embeddings.token_type_embeddings.weight", c.TypeVocab, h)
 	if typ != nil {
 		w.typ0 = typ[:h]
@@ -172,26 +243,25 @@ func load(f *tensorfile.File, m *meta, p Precision) (*weights, error) {
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
 		var l layer
-		q := get(p+"attention.self.query.weight", h, h)
-		k := get(p+"attention.self.key.weight", h, h)
-		v := get(p+"attention.self.value.weight", h, h)
-		qkv := concat(q, k, v)
+		if panels {
+			l.qkv = matrix(p+"attention.self.qkv.weight", 3*h, h)
+		} else if q, k, v := get(p+"attention.self.query.weight", h, h), get(p+"attention.self.key.weight", h, h), get(p+"attention.self.value.weight", h, h); err == nil {
+			l.qkv = pack(concat(q, k, v), 3*h, h)
+		}
 		l.qkvB = concat(get(p+"attention.self.query.bias", h), get(p+"attention.self.key.bias", h), get(p+"attention.self.value.bias", h))
-		out := get(p+"attention.output.dense.weight", h, h)
+		l.out = matrix(p+"attention.output.dense.weight", h, h)
 		l.outB = get(p+"attention.output.dense.bias", h)
 		l.ln1G = get(p+"attention.output.LayerNorm.weight", h)
 		l.ln1B = get(p+"attention.output.LayerNorm.bias", h)
-		ffIn := get(p+"intermediate.dense.weight", in, h)
+		l.ffIn = matrix(p+"intermediate.dense.weight", in, h)
 		l.ffInB = get(p+"intermediate.dense.bias", in)
-		ffOut := get(p+"output.dense.weight", h, in)
+		l.ffOut = matrix(p+"output.dense.weight", h, in)
 		l.ffOutB = get(p+"output.dense.bias", h)
 		l.ln2G = get(p+"output.LayerNorm.weight", h)
 		l.ln2B = get(p+"output.LayerNorm.bias", h)
 		if err != nil {
 			return nil, err
 		}
-		l.qkv, l.out = pack(qkv, 3*h, h), pack(out, h, h)
-		l.ffIn, l.ffOut = pack(ffIn, in, h), pack(ffOut, h, in)
 		w.layers = append(w.layers, l)
 	}
 	if err != nil {
@@ -210,6 +280,39 @@ func concat(parts ...[]float32) []float32 {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// prefault reads one value of every page of the weights used in place, so
+// that the first forward pass does not stop on page faults.
+func (w *weights) prefault(ctx context.Context) {
+	var sink uint16
+	for _, l := range w.layers {
+		if ctx.Err() != nil {
+			return
+		}
+		for _, m := range []linear{l.qkv, l.out, l.ffIn, l.ffOut} {
+			if p, ok := m.(*linalg.PackedF16); ok {
+				sink ^= p.Prefault()
+			}
+		}
+	}
+	prefaultSink = sink
+}
+
+var prefaultSink uint16
+
+// setPosition sets dst to position p's embedding plus token type 0's.
+func (w *weights) setPosition(dst []float32, p int) {
+	h := len(dst)
+	if w.posH != nil {
+		for d, x := range w.posH[p*h : (p+1)*h] {
+			dst[d] = tensorfile.HalfToFloat(x) + w.typ0[d]
+		}
+		return
+	}
+	for d, x := range w.pos[p*h : (p+1)*h] {
+		dst[d] = x + w.typ0[d]
+	}
 }
 
 // addWord adds token id's word embedding to dst.

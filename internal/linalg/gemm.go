@@ -14,6 +14,7 @@ type gemm struct {
 	a       []float32 // m×k, row stride lda
 	lda     int
 	b       []float32 // packed panels
+	b16     []uint16  // or float16 panels, for a kernel with fn16
 	c       []float32 // m×n, row stride ldc
 	ldc     int
 	bias    []float32 // n values, or nil
@@ -136,7 +137,6 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 				mc := min(mcb, i1-ic)
 				for jp := jc; jp < jcEnd; jp++ {
 					off := jp*g.k*nr + pc*nr
-					bp := g.b[off : off+kc*nr]
 					j := jp * nr
 					nj := min(nr, g.n-j)
 					var bias []float32
@@ -155,10 +155,10 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 							as, lda = pad, kc
 						}
 						if ni == mr && nj == nr {
-							kern.fn(kc, as, lda, bp, g.c[i*g.ldc+j:], g.ldc, mode, bias)
+							g.kernel(kc, as, lda, off, g.c[i*g.ldc+j:], g.ldc, mode, bias)
 							continue
 						}
-						kern.fn(kc, as, lda, bp, tile, nr, modeStore, nil)
+						g.kernel(kc, as, lda, off, tile, nr, modeStore, nil)
 						for r := range ni {
 							dst := g.c[(i+r)*g.ldc+j : (i+r)*g.ldc+j+nj]
 							src := tile[r*nr : r*nr+nj]
@@ -180,4 +180,14 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 			}
 		}
 	}
+}
+
+// kernel runs the micro-kernel on the kc×nr sliver of packed B at off.
+func (g *gemm) kernel(kc int, a []float32, lda, off int, c []float32, ldc, mode int, bias []float32) {
+	n := kc * g.kern.nr
+	if g.b16 != nil {
+		g.kern.fn16(kc, a, lda, g.b16[off:off+n], c, ldc, mode, bias)
+		return
+	}
+	g.kern.fn(kc, a, lda, g.b[off:off+n], c, ldc, mode, bias)
 }

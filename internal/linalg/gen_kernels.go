@@ -43,6 +43,12 @@ func (c config) fname() string {
 	return fmt.Sprintf("kern%s_%dx%d", c.isa.name, c.mr, c.nr())
 }
 
+// f16Name names the float32 kernel's twin that reads B as float16 (F16C's
+// VCVTPH2PS, exact), for weights used in place from the model file.
+func (c config) f16Name() string {
+	return fmt.Sprintf("kern%sF16_%dx%d", c.isa.name, c.mr, c.nr())
+}
+
 var configs = []config{
 	// Measured on Zen 4 (GFLOP/s of thread CPU time, one core): AVX-512
 	// tiles 12×32, 8×48, 14×32 and 6×64 ran at the same ~114 in L1 and
@@ -73,7 +79,8 @@ func main() {
 	w("")
 	w(`#include "textflag.h"`)
 	for _, c := range configs {
-		emit(w, c)
+		emit(w, c, false)
+		emit(w, c, true)
 	}
 	for _, c := range int8Configs {
 		emitInt8(w, c)
@@ -114,8 +121,11 @@ func rowAddr(i, off int) string {
 
 // emit writes a float32 kernel that reads A in place: mr rows of row
 // stride lda, k steps contiguous. (Packing A cost a quarter of the time of
-// a 1280×384×1536 product; reading it in place costs nothing.)
-func emit(w func(string, ...any), c config) {
+// a 1280×384×1536 product; reading it in place costs nothing.) With f16 the
+// packed B holds float16 values, each converted exactly to float32 as it is
+// loaded; everything else, the order of the sums included, is the same, so
+// the two kernels give bit-identical products for the same values.
+func emit(w func(string, ...any), c config, f16 bool) {
 	r := c.isa.reg
 	nacc := c.mr * c.nv
 	// Registers: B vectors first, then two broadcast registers, then the accumulators.
@@ -128,14 +138,23 @@ func emit(w func(string, ...any), c config) {
 	acc := func(i, v int) string { return fmt.Sprintf("%s%d", r, first+i*c.nv+v) }
 	breg := func(v int) string { return fmt.Sprintf("%s%d", r, v) }
 	areg := func(i int) string { return fmt.Sprintf("%s%d", r, bcast[i%2]) }
-	nrBytes := c.nr() * 4
 	vb := c.isa.width * 4
+	name, bType, bSize, bLoad := c.fname(), "b, c []float32", 4, "VMOVUPS"
+	if f16 {
+		name, bType, bSize, bLoad = c.f16Name(), "b []uint16, c []float32", 2, "VCVTPH2PS"
+	}
+	nrBytes := c.nr() * bSize
+	bvb := c.isa.width * bSize
 
 	w("")
-	w("// func %s(kc int, a []float32, lda int, b, c []float32, ldc, mode int, bias []float32)", c.fname())
-	w("// %d×%d tile in %d %s registers: rows i < %d of a start at a[i·lda], b holds kc×%d floats.", c.mr, c.nr(), nacc, r, c.mr, c.nr())
+	w("// func %s(kc int, a []float32, lda int, %s, ldc, mode int, bias []float32)", name, bType)
+	if f16 {
+		w("// %d×%d tile in %d %s registers: rows i < %d of a start at a[i·lda], b holds kc×%d float16 values.", c.mr, c.nr(), nacc, r, c.mr, c.nr())
+	} else {
+		w("// %d×%d tile in %d %s registers: rows i < %d of a start at a[i·lda], b holds kc×%d floats.", c.mr, c.nr(), nacc, r, c.mr, c.nr())
+	}
 	w("// mode 0 stores the tile, 1 adds it to c, 2 stores it plus bias[0:%d] in every row.", c.nr())
-	w("TEXT ·%s(SB), NOSPLIT, $0-128", c.fname())
+	w("TEXT ·%s(SB), NOSPLIT, $0-128", name)
 	w("\tMOVQ kc+0(FP), CX")
 	w("\tMOVQ a_base+8(FP), SI")
 	w("\tMOVQ lda+32(FP), R9")
@@ -154,7 +173,7 @@ func emit(w func(string, ...any), c config) {
 	}
 	step := func(p int) {
 		for v := 0; v < c.nv; v++ {
-			w("\tVMOVUPS %d(DI), %s", p*nrBytes+v*vb, breg(v))
+			w("\t%s %d(DI), %s", bLoad, p*nrBytes+v*bvb, breg(v))
 		}
 		for i := 0; i < c.mr; i++ {
 			w("\tVBROADCASTSS %s, %s", rowAddr(i, p*4), areg(i))

@@ -9,6 +9,9 @@ type kernel struct {
 	name   string
 	mr, nr int
 	fn     func(kc int, a []float32, lda int, b, c []float32, ldc, mode int, bias []float32)
+	// fn16, when set, is fn for a B packed in float16 (see PackedF16); such
+	// a kernel has no fn.
+	fn16 func(kc int, a []float32, lda int, b []uint16, c []float32, ldc, mode int, bias []float32)
 
 	// Cache blocking: kc steps of k per pass, mc rows of A at a time (a
 	// multiple of mr; the mc×kc block stays in L2 while every panel of B

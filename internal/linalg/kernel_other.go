@@ -5,6 +5,10 @@ package linalg
 // kernels lists the micro-kernels this machine can run, best first.
 func kernels() []*kernel { return []*kernel{generic} }
 
+// f16Kernels lists the float16-panel micro-kernels this machine can run:
+// none, so PackedF16 products decode the panels at first use.
+func f16Kernels() []*kernel { return nil }
+
 // qkernels lists the int8 micro-kernels this machine can run, best first.
 func qkernels() []*qkernel { return []*qkernel{qgeneric} }
 

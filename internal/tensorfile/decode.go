@@ -3,6 +3,7 @@ package tensorfile
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Float32s decodes a Float32, Float16 or Int8Rows tensor into dst (grown as
@@ -120,4 +121,35 @@ func FloatToHalf(f float32) uint16 {
 func le32(s string, i int) uint32 {
 	s = s[i : i+4]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// littleEndian is true on machines that store a uint16's low byte first,
+// where a file's float16 values can be used in place.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// Float16s returns a Float16 tensor's values as binary16 bits. On a
+// little-endian machine, when the data is 2-byte aligned (tensors are
+// 64-byte aligned in the file), the slice is the file's bytes in place, not
+// a copy: for a go:embed file it is read-only memory, never to be written.
+// Otherwise it is decoded into a new slice.
+func (t *Tensor) Float16s() ([]uint16, error) {
+	if t.DType != Float16 {
+		return nil, fmt.Errorf("tensorfile: tensor %q is %v, not %v", t.Name, t.DType, Float16)
+	}
+	n := t.Len()
+	if n == 0 {
+		return []uint16{}, nil
+	}
+	p := unsafe.StringData(t.Data)
+	if littleEndian && uintptr(unsafe.Pointer(p))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(p)), n), nil
+	}
+	out := make([]uint16, n)
+	for i := range out {
+		out[i] = uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8
+	}
+	return out, nil
 }

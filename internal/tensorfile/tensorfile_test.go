@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"math"
 	"testing"
+	"unsafe"
 )
 
 func fixture(t testing.TB) []byte {
@@ -165,4 +166,68 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFloat16s: the bits of a float16 tensor, in place when the file is
+// 2-byte aligned and decoded when it is not, the same either way.
+func TestFloat16s(t *testing.T) {
+	data := fixture(t)
+	shifted := string(append([]byte{0}, data...))
+	for _, c := range []struct {
+		name    string
+		file    string
+		inPlace bool
+	}{
+		{"aligned", string(data), littleEndian},
+		{"odd address", shifted[1:], false},
+	} {
+		f, err := Parse(c.file)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		tn, _ := f.Tensor("f16")
+		bits, err := tn.Float16s()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want, _ := tn.Float32s(nil)
+		if len(bits) != len(want) {
+			t.Fatalf("%s: %d values, want %d", c.name, len(bits), len(want))
+		}
+		for i, h := range bits {
+			if HalfToFloat(h) != want[i] {
+				t.Errorf("%s: [%d] = %g, want %g", c.name, i, HalfToFloat(h), want[i])
+			}
+		}
+		if inPlace := unsafe.Pointer(&bits[0]) == unsafe.Pointer(unsafe.StringData(tn.Data)); inPlace != c.inPlace {
+			t.Errorf("%s: in place %v, want %v", c.name, inPlace, c.inPlace)
+		}
+		q, _ := f.Tensor("q8")
+		if _, err := q.Float16s(); err == nil {
+			t.Errorf("%s: Float16s of an int8rows tensor did not fail", c.name)
+		}
+	}
+}
+
+// TestParseBuiltIn: without the checksum a flipped data byte passes (the
+// caller vouches for the bytes), but the layout is still checked.
+func TestParseBuiltIn(t *testing.T) {
+	data := fixture(t)
+	if _, err := Parse(string(flip(data, len(data)-5))); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Parse of a flipped data byte: %v, want ErrCorrupt", err)
+	}
+	for name, c := range map[string]struct {
+		data    []byte
+		corrupt bool
+	}{
+		"intact":    {data, false},
+		"truncated": {data[:len(data)-10], true},
+		"magic":     {append([]byte("XNGRAMTF"), data[8:]...), true},
+		"last byte": {flip(data, len(data)-5), false},
+	} {
+		_, err := ParseBuiltIn(string(c.data))
+		if got := errors.Is(err, ErrCorrupt); got != c.corrupt {
+			t.Errorf("%s: err %v, want corrupt %v", name, err, c.corrupt)
+		}
+	}
 }

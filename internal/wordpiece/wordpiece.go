@@ -42,10 +42,9 @@ type Config struct {
 // Tokenizer turns text into ids. It is safe for concurrent use.
 type Tokenizer struct {
 	vocab          []string
-	initial        map[string]int32 // word-initial pieces
-	cont           map[string]int32 // continuation pieces, without "##"
-	maxInit        int              // longest key of initial, in bytes
-	maxCont        int              // longest key of cont, in bytes
+	pieces         *table // word-initial and continuation pieces
+	maxInit        int    // longest key of initial, in bytes
+	maxCont        int    // longest key of cont, in bytes
 	unk            int32
 	prefix, suffix int32 // -1: none
 	special        []special
@@ -77,8 +76,7 @@ func New(c Config) (*Tokenizer, error) {
 	}
 	t := &Tokenizer{
 		vocab:        c.Vocab,
-		initial:      make(map[string]int32, len(c.Vocab)),
-		cont:         make(map[string]int32, len(c.Vocab)/4),
+		pieces:       newTable(c.Vocab),
 		maxLen:       c.MaxLen,
 		maxWordChars: c.MaxWordChars,
 		dropUnk:      c.DropUnknown,
@@ -91,25 +89,21 @@ func New(c Config) (*Tokenizer, error) {
 	if t.maxWordChars < 0 || t.maxLen < 0 {
 		return nil, fmt.Errorf("wordpiece: negative limit (MaxLen %d, MaxWordChars %d)", c.MaxLen, c.MaxWordChars)
 	}
-	all := make(map[string]int32, len(c.Vocab))
 	for i, tok := range c.Vocab {
 		if tok == "" {
 			return nil, fmt.Errorf("wordpiece: vocabulary entry %d is empty", i)
 		}
-		if _, dup := all[tok]; dup {
+		if !t.pieces.add(int32(i)) {
 			return nil, fmt.Errorf("wordpiece: vocabulary entry %d %q is a duplicate", i, tok)
 		}
-		all[tok] = int32(i)
-		if rest, ok := strings.CutPrefix(tok, continuation); ok && rest != "" {
-			t.cont[rest] = int32(i)
-			t.maxCont = max(t.maxCont, len(rest))
+		if cont, k := key(tok); cont {
+			t.maxCont = max(t.maxCont, len(k))
 		} else {
-			t.initial[tok] = int32(i)
-			t.maxInit = max(t.maxInit, len(tok))
+			t.maxInit = max(t.maxInit, len(k))
 		}
 	}
 	lookup := func(what, tok string) (int32, error) {
-		id, ok := all[tok]
+		id, ok := t.pieces.find(key(tok))
 		if !ok {
 			return 0, fmt.Errorf("wordpiece: %s token %q is not in the vocabulary", what, tok)
 		}
@@ -357,9 +351,9 @@ func (e *encoder) flush() {
 // to dst, or reports false if some part of w matches no piece.
 func (t *Tokenizer) split(dst []int32, w []byte) ([]int32, bool) {
 	for start := 0; start < len(w); {
-		dict, longest := t.initial, t.maxInit
-		if start > 0 {
-			dict, longest = t.cont, t.maxCont
+		cont, longest := start > 0, t.maxInit
+		if cont {
+			longest = t.maxCont
 		}
 		end := min(len(w), start+longest)
 		found := false
@@ -367,7 +361,7 @@ func (t *Tokenizer) split(dst []int32, w []byte) ([]int32, bool) {
 			if end < len(w) && !utf8.RuneStart(w[end]) {
 				continue
 			}
-			if id, ok := dict[string(w[start:end])]; ok {
+			if id, ok := t.pieces.findBytes(cont, w[start:end]); ok {
 				dst = append(dst, id)
 				found = true
 				break

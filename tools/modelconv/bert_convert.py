@@ -7,11 +7,18 @@ tensor file for embed/bert (see README.md).
 -measure writes nothing: it prints, for every weight encoding, the file size
 and the min/mean cosine between sentence-transformers' vectors with the
 original float32 weights and with the encoded-then-decoded weights.
+
+The file stores the matrices the encoder multiplies by as float16 panels
+(layout "panels16", see panels()): the order the Go kernel reads them in, so
+a process uses them in place from the binary with nothing to convert. -rows
+writes them as [out, in] rows instead (embed/bert reads both; an -encoding
+whose matrices are not float16 needs -rows).
 """
 
 import argparse
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -127,16 +134,55 @@ def load_source():
     return meta, vocab, weights
 
 
-def build(meta, vocab, weights, encoding):
+# PANEL is the panel width of the float16 layout embed/bert multiplies by in
+# place (internal/linalg's F16Panel, the kernel's 16 columns).
+PANEL = 16
+LINEAR = ("attention.output.dense.weight", "intermediate.dense.weight", "output.dense.weight")
+
+
+def panels(a):
+    """[n, k] -> [ceil(n/16), k, 16]: panel jp holds, per k step p, rows
+    jp*16 .. jp*16+15 of a at [jp, p, :], rows past n zero. The layout the
+    Go kernel reads front to back, so a process uses the weights in place."""
+    n, k = a.shape
+    np_ = -(-n // PANEL)
+    p = np.zeros((np_ * PANEL, k), dtype=np.float32)
+    p[:n] = a
+    return p.reshape(np_, PANEL, k).transpose(0, 2, 1)
+
+
+def tensors(weights, encoding, layout):
+    """(name, array, dtype) in name order. With layout "panels16" every matrix
+    the encoder multiplies by is float16 in panels, and a layer's query, key
+    and value weights are stacked into one attention.self.qkv.weight."""
     pick = ENCODINGS[encoding]
-    meta = dict(meta, encoding=encoding)
-    w = etf.Writer(meta)
-    w.add_bytes("vocab", "\n".join(vocab).encode("utf-8"))
+    out = {}
     for name in sorted(weights):
         if name == "embeddings.position_ids":
             continue
         a = weights[name]
-        w.add(name, a, pick(name) if a.ndim == 2 else etf.DT_F32)
+        out[name] = (a, pick(name) if a.ndim == 2 else etf.DT_F32)
+    if layout == "panels16":
+        for name in [n for n in out if n.startswith("encoder.layer.")]:
+            pre, rest = re.match(r"(encoder\.layer\.\d+\.)(.*)", name).groups()
+            if rest == "attention.self.query.weight":
+                qkv = [out.pop(pre + f"attention.self.{x}.weight")[0] for x in ("query", "key", "value")]
+                out[pre + "attention.self.qkv.weight"] = (panels(np.concatenate(qkv, axis=0)), etf.DT_F16)
+            elif rest in LINEAR:
+                out[name] = (panels(out[name][0]), etf.DT_F16)
+    return [(n, a, dt) for n, (a, dt) in sorted(out.items())]
+
+
+def build(meta, vocab, weights, encoding, layout=None):
+    meta = dict(meta, encoding=encoding)
+    if layout:
+        if ENCODINGS[encoding]("encoder.layer.0.output.dense.weight") != etf.DT_F16:
+            raise SystemExit(f"layout {layout} needs float16 matrices, not encoding {encoding}")
+        meta["linear_layout"] = layout
+    w = etf.Writer(meta)
+    w.add_bytes("vocab", "\n".join(vocab).encode("utf-8"))
+    for name, a, dt in tensors(weights, encoding, layout):
+        w.add(name, a, dt)
     return w.encode()
 
 
@@ -181,6 +227,7 @@ def main():
     ap.add_argument("-out", help="output .etf file")
     ap.add_argument("-encoding", default=DEFAULT_ENCODING, choices=sorted(ENCODINGS))
     ap.add_argument("-measure", action="store_true", help="print the encoding table instead of writing")
+    ap.add_argument("-rows", action="store_true", help="store matrices as [out, in] rows, not float16 panels")
     ap.add_argument("-extra", help="with -measure: a file of more texts, one a line (not kept)")
     args = ap.parse_args()
     meta, vocab, weights = load_source()
@@ -189,7 +236,7 @@ def main():
         return
     if not args.out:
         ap.error("-out is required")
-    data = build(meta, vocab, weights, args.encoding)
+    data = build(meta, vocab, weights, args.encoding, None if args.rows else "panels16")
     with open(args.out, "wb") as f:
         f.write(data)
     print(f"{args.out}: {len(data):,} bytes, sha256 {__import__('hashlib').sha256(data).hexdigest()}")
