@@ -70,7 +70,7 @@ type indexLoader interface{ IndexLoaded() bool }
 // there is nothing to prefetch. The vector is the one the search would have
 // computed (the model's vectors do not depend on the batch).
 func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
-	text := strings.TrimSpace(q.Query) // as recall reads it
+	text := recall.VectorText(strings.TrimSpace(q.Query)) // as recall embeds it
 	l, ok := e.be.(indexLoader)
 	if !ok || l.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
 		q.Mode == memory.ModeBM25 || q.HyDE || text == "" || embed.Unread(e.embedder, text) != "" {

@@ -274,7 +274,7 @@ func (r *run) queryVector(ctx context.Context) ([]float32, error) {
 		return nil, nil
 	}
 	model := s.Embedder.Model()
-	if script := embed.Unread(s.Embedder, q.Query); script != "" {
+	if script := embed.Unread(s.Embedder, r.window); script != "" {
 		// Its vector would say nothing about the query's meaning, and clear
 		// the bar for unrelated memories in the same script.
 		r.degrade("vector", fmt.Errorf("model %s does not read this query's script (%s): the vector leg was skipped", model, script))

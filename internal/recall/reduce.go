@@ -41,6 +41,15 @@ const (
 	TermSampleChunks = 64
 )
 
+// VectorText is the text of a (validated, trimmed) query that the vector
+// leg embeds: the query, or a long one's head.
+func VectorText(query string) string {
+	if len(query) <= LongQueryBytes {
+		return query
+	}
+	return head(query, QueryWindowBytes)
+}
+
 // defaultTok tokenizes a long query for a backend that cannot
 // (backend.QueryTermer).
 var defaultTok = tokenize.New(tokenize.DefaultOptions())
@@ -53,7 +62,7 @@ func (r *run) reduce(ctx context.Context) error {
 		return nil
 	}
 	red := &memory.Reduced{Bytes: len(r.q.Query)}
-	r.window = head(r.q.Query, QueryWindowBytes)
+	r.window = VectorText(r.q.Query)
 	red.Window = len(r.window)
 	var (
 		counts []backend.TermCount
