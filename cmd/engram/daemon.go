@@ -32,8 +32,9 @@ import (
 const DaemonEnv = "ENGRAM_DAEMON"
 
 // daemonProbeTimeout bounds connecting to the socket and the daemon's
-// answer to the probe; past it the command runs in-process.
-const daemonProbeTimeout = 250 * time.Millisecond
+// answer to the probe; past it the command runs in-process. A variable for
+// tests that must reach the daemon on a slow machine (-race, under load).
+var daemonProbeTimeout = 250 * time.Millisecond
 
 // daemonIdentityPath is the probe: which store and configuration a daemon
 // serves. It is answered on the socket only.

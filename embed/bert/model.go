@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/engram-memory/engram/internal/linalg"
 	"github.com/engram-memory/engram/internal/tensorfile"
@@ -296,10 +297,12 @@ func (w *weights) prefault(ctx context.Context) {
 			}
 		}
 	}
-	prefaultSink = sink
+	prefaultSink.Store(uint32(sink))
 }
 
-var prefaultSink uint16
+// prefaultSink keeps prefault's reads from being optimised away; atomic, as
+// several warms may run at once.
+var prefaultSink atomic.Uint32
 
 // setPosition sets dst to position p's embedding plus token type 0's.
 func (w *weights) setPosition(dst []float32, p int) {
