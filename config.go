@@ -2,13 +2,13 @@ package engram
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
-	"github.com/engram-memory/engram/embed/builtin"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -122,9 +122,18 @@ func ModelDefaults(model string) ModelDefault {
 	return unknownModel
 }
 
-// BuiltinEmbedder is the offline default: the built-in model named by
-// builtin.Default (all-MiniLM-L6-v2, run in pure Go), compiled into the binary.
-func BuiltinEmbedder() (embed.Embedder, error) { return builtin.New(builtin.Default) }
+// BuiltinEmbedder is the offline default a store gets when its options name
+// no embedder: the model registered as embed.Builtin, which package
+// embed/builtin registers (all-MiniLM-L6-v2, run in pure Go, compiled into
+// the binary) when the program imports it. Without that import it is an
+// error that says so: the root does not carry the models' weights itself.
+func BuiltinEmbedder() (embed.Embedder, error) {
+	e, err := embed.Open(embed.Builtin)
+	if errors.Is(err, embed.ErrNotRegistered) {
+		return nil, fmt.Errorf("%w: no default embedder in this program: import _ \"github.com/engram-memory/engram/embed/builtin\", or set Options.Embedder, or Options.NoEmbedder for keyword-only search", ErrInvalid)
+	}
+	return e, err
+}
 
 // settingVectorWeight is the settings key of a store's vector weight for a model.
 func settingVectorWeight(model string) string { return "vector_weight/" + model }

@@ -1,14 +1,14 @@
 // Package engram is a memory engine for LLM agents: memories in one SQLite file,
 // recalled by a hybrid of BM25 keyword ranking and dense-vector similarity fused
-// by rank, with every result explained.
-//
-//	db, err := engram.Open("agent.db", engram.Options{})
-//	ids, err := db.Add(ctx, &engram.Memory{Text: "The user prefers dark themes"})
-//	resp, err := db.Search(ctx, engram.Query{Query: "which colour scheme does the user like"})
+// by rank, with every result explained (Example shows the calls).
 //
 // The engine (validation, embedding, the recall pipeline, delivery) runs on a
 // backend (package backend): the built-in one is the SQLite file with its
-// in-memory index (backend/sqlite); OpenBackend runs on any other.
+// in-memory index (backend/sqlite). Other backends and the built-in embedding
+// models register themselves when a program imports them, as database/sql
+// drivers do: _ "github.com/engram-memory/engram/backend/weaviate" opens
+// weaviate:// locations, _ "github.com/engram-memory/engram/embed/builtin"
+// gives the offline default embedder; OpenBackend runs on any other.
 package engram
 
 import (
@@ -16,13 +16,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/backend/sqlite"
-	"github.com/engram-memory/engram/backend/weaviate"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/llm"
@@ -178,13 +178,14 @@ type engine struct {
 // queryCacheSize is how many query vectors a DB with CacheEmbeddings keeps.
 const queryCacheSize = 1024
 
-// Open opens or creates the store at path: a SQLite file, or, for a
-// weaviate:// URL (backend/weaviate's ParseURL documents its parameters), a
-// Weaviate class, created on first use. The SQLite index options (NoStem, K1,
-// NoSnapshot, …) do not apply to Weaviate, whose class fixes its own.
-func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	if weaviate.IsURL(path) {
-		be, err := weaviate.OpenURL(ctx, path)
+// Open opens or creates the store at location: a SQLite file, built in (a
+// path, or sqlite:///path), or a URL whose scheme a backend package registered
+// with backend.Register when the program imports it (backend/weaviate:
+// weaviate://…, its ParseURL documents the parameters). The SQLite index
+// options (NoStem, K1, NoSnapshot, …) apply to a SQLite file only.
+func Open(ctx context.Context, location string, opts Options) (*DB, error) {
+	if s := backend.Scheme(location); s != "" && s != "sqlite" {
+		be, err := backend.Open(ctx, location)
 		if err != nil {
 			return nil, err
 		}
@@ -195,11 +196,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		return db, nil
 	}
+	path := sqlitePath(location)
 	var builtin embed.Embedder
 	if !opts.NoEmbedder && opts.Embedder == nil {
 		e, err := BuiltinEmbedder()
 		if err != nil {
-			return nil, fmt.Errorf("open %s: built-in embedder: %w", path, err)
+			return nil, fmt.Errorf("open %s: %w", path, err)
 		}
 		builtin = e
 	}
@@ -218,6 +220,17 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// sqlitePath is the file a SQLite location names: the path itself, or what
+// follows sqlite:// (sqlite:///var/lib/agent.db is /var/lib/agent.db,
+// sqlite://agent.db is agent.db).
+func sqlitePath(location string) string {
+	if backend.Scheme(location) != "sqlite" {
+		return location
+	}
+	_, path, _ := strings.Cut(strings.TrimSpace(location), "://")
+	return path
+}
+
 // OpenBackend runs Engram on another backend than the built-in SQLite file.
 // The options that configure the SQLite index (NoStem, K1, NoSnapshot, …) do
 // not apply; Close closes the backend.
@@ -229,7 +242,7 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 	if !opts.NoEmbedder && opts.Embedder == nil {
 		e, err := BuiltinEmbedder()
 		if err != nil {
-			return nil, fmt.Errorf("open backend: built-in embedder: %w", err)
+			return nil, fmt.Errorf("open backend: %w", err)
 		}
 		builtin = e
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/embed"
+	_ "github.com/engram-memory/engram/embed/builtin" // the default embedder of the stores it opens
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/eval"
 	"github.com/engram-memory/engram/internal/index"
