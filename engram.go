@@ -48,20 +48,6 @@ var (
 	ErrNotFound     = memory.ErrNotFound
 	ErrInvalid      = memory.ErrInvalid
 	ErrInvalidQuery = recall.ErrInvalidQuery
-	ErrNotEngram    = sqlite.ErrNotEngram
-	ErrNewerSchema  = sqlite.ErrNewerSchema
-	ErrBadPath      = sqlite.ErrBadPath
-	// ErrDamaged: the file's header contradicts its contents (engram doctor
-	// explains); ErrOldSchema: a read-only file of an older schema, which
-	// only a writable open upgrades; ErrReadOnly: a write to a store opened
-	// read-only.
-	ErrDamaged   = sqlite.ErrDamaged
-	ErrOldSchema = sqlite.ErrOldSchema
-	ErrReadOnly  = sqlite.ErrReadOnly
-	// ErrFull: a write failed because the disk holding the store is full;
-	// nothing of it was stored, and it succeeds once there is room (the HTTP
-	// API answers 507).
-	ErrFull = sqlite.ErrFull
 	// ErrNoLLM and ErrNoReranker are the reasons a search gives in degraded
 	// when it was asked for HyDE or a rerank the DB has no provider for.
 	ErrNoLLM      = recall.ErrNoLLM
@@ -69,11 +55,6 @@ var (
 	// ErrUnsupported: the backend lacks a power the operation needs.
 	ErrUnsupported = backend.ErrUnsupported
 )
-
-// DefaultSnapshotMinMemories is the store size from which a full rebuild
-// writes an index snapshot: below it rebuilding is quick enough (about 1 s at
-// 20k memories on two cores) that the file is not worth keeping.
-const DefaultSnapshotMinMemories = sqlite.DefaultSnapshotMinMemories
 
 // Options configure a DB. The zero value is the embedded default: the built-in
 // offline embedder, stemming and stopwords on, standard BM25.
@@ -108,41 +89,12 @@ type Options struct {
 	// Logger receives debug information; nil is silent.
 	Logger *slog.Logger
 
-	// The SQLite backend's index (Open; OpenBackend's backend has its own).
-	//
-	// NoStem and NoStopwords turn off the BM25 leg's English stemming and
-	// stopword removal (both on by default).
-	NoStem, NoStopwords bool
-	// BM25 parameters; zero values take the defaults (k1 1.2, b 0.75, field weights).
-	K1, B        float64
-	FieldWeights []float64
-	// ContextNeighbours is how many turns before and after a memory of an
-	// episode lend their words to its BM25 context field: 0 means the
-	// default (2), a negative value none. More finds more answer turns
-	// through their neighbours and costs index memory: each neighbour adds
-	// about a turn's postings to every turn (docs/conversations.md).
-	ContextNeighbours int
-	// NoSnapshot neither reads nor writes the index snapshot (PATH+".idx"):
-	// every Open rebuilds the index from the database.
-	NoSnapshot bool
-	// SnapshotMinMemories is the store size from which a full rebuild writes
-	// a snapshot at the end of Open: 0 means DefaultSnapshotMinMemories, a
-	// negative value never writes one (an existing one is still read).
-	SnapshotMinMemories int
-	// ANNMinVectors is the number of vectors of one model from which the
-	// vector leg keeps an approximate (HNSW) graph, persisted in the
-	// snapshot, and answers broad searches from it: 0 means
-	// DefaultANNMinVectors, a negative value never builds one and searches
-	// exactly where there is none. Below it, searches admitting more than 20k
-	// memories scan the vectors' sign sketches and search their best rows
-	// exactly; smaller stores, and filters admitting fewer, are searched
-	// exactly.
-	ANNMinVectors int
+	// SQLite configures the built-in SQLite backend's index (BM25
+	// parameters, stemming, the snapshot, the ANN graph) for a store Open
+	// opens as a file; other backends fix their own. Its Logger defaults to
+	// Logger.
+	SQLite sqlite.Options
 }
-
-// DefaultANNMinVectors is the vector count from which a model gets an
-// approximate graph (Options.ANNMinVectors).
-const DefaultANNMinVectors = sqlite.DefaultANNMinVectors
 
 // DB is an open Engram store. Its methods act on the whole store, which is
 // the empty scope: the same code as a tenant's Scoped view, with no scope. It
@@ -151,12 +103,21 @@ type DB struct {
 	view
 }
 
-// engine is what a DB and its scoped views share: the backend, the
-// embedders, the options and the store's settings.
+// engine is what a DB and its scoped views share: the backend with the
+// optional powers it has, the embedders and the options.
 type engine struct {
 	be   backend.Backend
 	opts Options
 	path string
+	kind string // the backend's Description.Kind
+
+	// The backend's optional powers, found once at open; nil: it has none.
+	settings backend.Settings
+	forker   backend.Forker
+	diag     backend.Diagnoser
+	warmer   backend.Warmer
+	pinger   backend.Pinger
+
 	// embedder embeds queries and memEmbedder memories: the same model, but
 	// with CacheEmbeddings the memories' vectors go through the backend's
 	// persistent content-hash cache while queries use a small in-memory one,
@@ -168,9 +129,6 @@ type engine struct {
 	// it (checkVectors); 0 until then.
 	embedDim atomic.Int64
 
-	mu          sync.RWMutex // guards storeWeight
-	storeWeight *float64     // the vector weight calibrated for this model (settings), or nil
-
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -181,8 +139,8 @@ const queryCacheSize = 1024
 // Open opens or creates the store at location: a SQLite file, built in (a
 // path, or sqlite:///path), or a URL whose scheme a backend package registered
 // with backend.Register when the program imports it (backend/weaviate:
-// weaviate://…, its ParseURL documents the parameters). The SQLite index
-// options (NoStem, K1, NoSnapshot, …) apply to a SQLite file only.
+// weaviate://…, its ParseURL documents the parameters). Options.SQLite
+// applies to a SQLite file only.
 func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 	if s := backend.Scheme(location); s != "" && s != "sqlite" {
 		be, err := backend.Open(ctx, location)
@@ -205,14 +163,15 @@ func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 		}
 		builtin = e
 	}
-	be, err := sqlite.Open(ctx, path, sqlite.Options{ContextNeighbours: opts.ContextNeighbours,
-		K1: opts.K1, B: opts.B, FieldWeights: opts.FieldWeights, NoStem: opts.NoStem, NoStopwords: opts.NoStopwords,
-		NoSnapshot: opts.NoSnapshot, SnapshotMinMemories: opts.SnapshotMinMemories, ANNMinVectors: opts.ANNMinVectors, Logger: opts.Logger,
-	})
+	so := opts.SQLite
+	if so.Logger == nil {
+		so.Logger = opts.Logger
+	}
+	be, err := sqlite.Open(ctx, path, so)
 	if err != nil {
 		return nil, err
 	}
-	db, err := newDB(ctx, be, path, opts, builtin)
+	db, err := newDB(ctx, be, backend.Description{Kind: "sqlite", Path: path}, opts, builtin)
 	if err != nil {
 		be.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -232,8 +191,7 @@ func sqlitePath(location string) string {
 }
 
 // OpenBackend runs Engram on another backend than the built-in SQLite file.
-// The options that configure the SQLite index (NoStem, K1, NoSnapshot, …) do
-// not apply; Close closes the backend.
+// Options.SQLite does not apply; Close closes the backend.
 func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, error) {
 	if be == nil {
 		return nil, errors.New("open backend: no backend")
@@ -246,27 +204,29 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 		}
 		builtin = e
 	}
-	path := ""
-	if d, ok := be.(backend.Describer); ok {
-		desc, err := d.Describe(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("open backend: %w", err)
-		}
-		path = desc.Path
+	desc, err := be.Describe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open backend: %w", err)
 	}
-	db, err := newDB(ctx, be, path, opts, builtin)
+	db, err := newDB(ctx, be, desc, opts, builtin)
 	if err != nil {
 		return nil, fmt.Errorf("open backend: %w", err)
 	}
 	return db, nil
 }
 
-// newDB sets up the embedders over be and reads the store's settings.
-func newDB(ctx context.Context, be backend.Backend, path string, opts Options, builtin embed.Embedder) (*DB, error) {
+// newDB finds be's optional powers, sets up the embedders over it and checks
+// the store's settings.
+func newDB(ctx context.Context, be backend.Backend, desc backend.Description, opts Options, builtin embed.Embedder) (*DB, error) {
 	if w := opts.VectorWeight; w != nil && !(*w >= 0 && *w <= MaxFusionWeight) {
 		return nil, fmt.Errorf("%w: vector weight %v must be a number from 0 to %g", ErrInvalid, *w, float64(MaxFusionWeight))
 	}
-	e := &engine{be: be, opts: opts, path: path, log: opts.Logger}
+	e := &engine{be: be, opts: opts, path: desc.Path, kind: desc.Kind, log: opts.Logger}
+	e.settings, _ = be.(backend.Settings)
+	e.forker, _ = be.(backend.Forker)
+	e.diag, _ = be.(backend.Diagnoser)
+	e.warmer, _ = be.(backend.Warmer)
+	e.pinger, _ = be.(backend.Pinger)
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -284,7 +244,7 @@ func newDB(ctx context.Context, be backend.Backend, path string, opts Options, b
 	default:
 		e.embedder, e.memEmbedder = builtin, builtin
 	}
-	if err := e.loadSettings(ctx); err != nil {
+	if _, _, err := e.vectorWeight(ctx); err != nil {
 		return nil, err
 	}
 	return &DB{view{e: e}}, nil
@@ -292,7 +252,7 @@ func newDB(ctx context.Context, be backend.Backend, path string, opts Options, b
 
 // Close closes the backend: for the SQLite file, a large store whose index
 // snapshot is missing or far behind gets a new one first (see
-// SnapshotMinMemories), so that the next process opens it quickly.
+// sqlite.Options.SnapshotMinMemories), so that the next process opens it quickly.
 func (db *DB) Close() error {
 	e := db.e
 	e.closeOnce.Do(func() { e.closeErr = e.be.Close() })
@@ -310,57 +270,37 @@ func (db *DB) Embedder() embed.Embedder { return db.e.embedder }
 // validated or embedded.
 func (db *DB) Backend() backend.Backend { return db.e.be }
 
-// Count is the number of memories in the store: for the SQLite backend, in
-// its index, without a query. It is -1 when the backend cannot count.
+// Count is the number of memories in the store (backend.Description's): for
+// the SQLite backend, in its index, without a query. It is -1 when the
+// backend cannot say (a server that does not answer).
 func (db *DB) Count() int {
-	ctx := context.Background()
-	if d, ok := db.e.be.(backend.Describer); ok {
-		if desc, err := d.Describe(ctx); err == nil {
-			return desc.Memories
-		}
-	}
-	n := 0
-	if err := db.e.be.List(ctx, backend.ListQuery{}, func(*memory.Memory) error { n++; return nil }); err != nil {
+	desc, err := db.e.be.Describe(context.Background())
+	if err != nil {
 		return -1
 	}
-	return n
-}
-
-// SnapshotPath is the index snapshot file of the SQLite store at path.
-func SnapshotPath(path string) string { return sqlite.SnapshotPath(path) }
-
-// WriteSnapshot writes the index as it is now to the store's snapshot file
-// (SnapshotPath) atomically, records it in the database, and returns the
-// file's size. Open and Close write one when it pays; callers may force one,
-// for example before handing a large store to many short-lived processes.
-func (db *DB) WriteSnapshot(ctx context.Context) (int64, error) {
-	s, ok := db.e.be.(backend.Snapshotter)
-	if !ok {
-		return 0, fmt.Errorf("write snapshot: %w", ErrUnsupported)
-	}
-	return s.WriteSnapshot(ctx)
-}
-
-// sync brings a backend with local state up to date with other processes'
-// writes before a read, and reloads the settings when one changed.
-func (e *engine) sync(ctx context.Context) error {
-	s, ok := e.be.(backend.Syncer)
-	if !ok {
-		return nil
-	}
-	changed, err := s.Sync(ctx)
-	if err != nil || !changed {
-		return err
-	}
-	return e.loadSettings(ctx)
+	return desc.Memories
 }
 
 // Warm loads the backend's index now, if it builds one on first need (the
 // SQLite backend does): a server calls it at start, so that its first search
 // is as fast as the next. Other operations never need it.
 func (db *DB) Warm(ctx context.Context) error {
-	if w, ok := db.e.be.(backend.Warmer); ok {
-		return w.Warm(ctx)
+	if db.e.warmer == nil {
+		return nil
 	}
-	return nil
+	return db.e.warmer.Warm(ctx)
+}
+
+// Kind names the backend the DB runs on ("sqlite", "weaviate"), as its
+// Description says.
+func (db *DB) Kind() string { return db.e.kind }
+
+// Ping asks whether the backend answers now (backend.Pinger: a server that
+// can be down); a backend without a server always does. A server's
+// readiness probe calls it.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.e.pinger == nil {
+		return nil
+	}
+	return db.e.pinger.Ping(ctx)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -70,7 +71,7 @@ type store struct {
 func openStore(ctx context.Context, dir, name string, docs []*memory.Memory) (*store, error) {
 	path := filepath.Join(dir, strings.NewReplacer("/", "_", "→", "_").Replace(name)+".db")
 	_ = os.Remove(path)
-	db, err := engram.Open(ctx, path, engram.Options{NoSnapshot: true}) // throwaway stores
+	db, err := engram.Open(ctx, path, engram.Options{SQLite: sqlite.Options{NoSnapshot: true}}) // throwaway stores
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
