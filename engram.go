@@ -117,6 +117,7 @@ type engine struct {
 	diag     backend.Diagnoser
 	warmer   backend.Warmer
 	pinger   backend.Pinger
+	loader   indexLoader // a backend whose index loads on first need (prefetch)
 
 	// embedder embeds queries and memEmbedder memories: the same model, but
 	// with CacheEmbeddings the memories' vectors go through the backend's
@@ -227,6 +228,7 @@ func newDB(ctx context.Context, be backend.Backend, desc backend.Description, op
 	e.diag, _ = be.(backend.Diagnoser)
 	e.warmer, _ = be.(backend.Warmer)
 	e.pinger, _ = be.(backend.Pinger)
+	e.loader, _ = be.(indexLoader)
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

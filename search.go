@@ -71,8 +71,7 @@ type indexLoader interface{ IndexLoaded() bool }
 // computed (the model's vectors do not depend on the batch).
 func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
 	text := recall.VectorText(strings.TrimSpace(q.Query)) // as recall embeds it
-	l, ok := e.be.(indexLoader)
-	if !ok || l.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
+	if e.loader == nil || e.loader.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
 		q.Mode == memory.ModeBM25 || q.HyDE || text == "" || embed.Unread(e.embedder, text) != "" {
 		return nil // no vector leg (or no index to wait for)
 	}
