@@ -16,8 +16,7 @@ import (
 )
 
 // Backend is Engram's engine on a Weaviate class: backend.Backend and the
-// optional Hybrider (native fusion), Updater, Merger, Describer, Tallier,
-// Completer, Neighbourer, Pinger, StatsScoper and KeyDeleter. Weaviate has no transactions, so what the seam promises as one
+// optional Hybrider (native fusion), Completer, Pinger and StatsScoper. Weaviate has no transactions, so what the seam promises as one
 // write is here one batch whose objects are each written whole or not at all
 // (see Put), and the read-modify-writes (Update, RecordUse, SetEmbeddings,
 // PutMerging) are atomic among this process's calls only; docs/weaviate.md says what that
