@@ -61,3 +61,23 @@ func TestRegisterOpen(t *testing.T) {
 		}()
 	}
 }
+
+// FuzzScheme: any location gives either no scheme or a valid lower-case one
+// that the location, trimmed, starts with (in any case), followed by "://".
+func FuzzScheme(f *testing.F) {
+	for _, s := range []string{"agent.db", "sqlite:///a.db", "weaviate://h:1?class=M", "C:\\x", "://", "A+b.c-d://x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, loc string) {
+		s := Scheme(loc)
+		if s == "" {
+			return
+		}
+		if !validScheme(s) {
+			t.Fatalf("Scheme(%q) = %q: not a valid scheme", loc, s)
+		}
+		if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(loc)), s+"://") {
+			t.Fatalf("Scheme(%q) = %q: not the location's prefix", loc, s)
+		}
+	})
+}
