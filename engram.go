@@ -267,9 +267,10 @@ func (db *DB) Path() string { return db.e.path }
 // Embedder is the embedder in use, or nil for keyword-only.
 func (db *DB) Embedder() embed.Embedder { return db.e.embedder }
 
-// Backend is the backend the DB runs on, for its optional powers (a type
-// assertion finds them). Writing through it bypasses the engine: nothing is
-// validated or embedded.
+// Backend is the backend the DB runs on, for what only that backend does: a
+// type assertion to *sqlite.Backend reaches the SQLite file's administration
+// (WriteSnapshot, the index diagnostics). Writing through it bypasses the
+// engine: nothing is validated or embedded.
 func (db *DB) Backend() backend.Backend { return db.e.be }
 
 // Count is the number of memories in the store (backend.Description's): for
