@@ -65,8 +65,8 @@ func referenceFixture() []*memory.Memory {
 	for i := range 300 {
 		sc := scopes[r.IntN(len(scopes))]
 		m := mem(fmt.Sprintf("R%03d", i), words(2+r.IntN(12)), sc)
-		if i%7 == 0 { // the same id in another scope
-			m.ID = fmt.Sprintf("R%03d", i-1)
+		if i%7 == 0 && i > 0 && memory.ScopeJSON(sc) != memory.ScopeJSON(out[i-1].Scope) { // the same id in another scope
+			m.ID = out[i-1].ID
 		}
 		m.Type = []string{"note", "fact", "event"}[r.IntN(3)]
 		if r.IntN(4) == 0 {
@@ -152,7 +152,7 @@ func testLegsReference(t *testing.T, s suite) {
 			}{{3, nil}, {10, windows}} {
 				q := backend.LegQuery{Filter: f, K: c.k, Text: text, Vector: embedText(text), Model: model, Windows: c.windows}
 				what := fmt.Sprintf("filter %s, query %q, K %d, windows %d", name, text, c.k, len(c.windows))
-				compareLegs(t, what, legs(t, b, q), legs(t, ref, q), all, exact)
+				compareLegs(t, what, q, legs(t, b, q), legs(t, ref, q), all, exact)
 			}
 		}
 	}
@@ -168,11 +168,17 @@ func testLegsReference(t *testing.T, s suite) {
 	}
 }
 
-// compareLegs holds got to want (the reference's answer to the same query)
-// and every hit's score to all (the reference's scores of every memory the
-// filter admits).
-func compareLegs(t *testing.T, what string, got, want, all *backend.LegResult, exact bool) {
+// compareLegs holds got to want (the reference's answer to the same query,
+// q) and every hit's score to all (the reference's scores of
+// every memory the filter admits). With exact, ties are cut by memory key,
+// as the reference cuts them: the hits after the best K (those a time
+// window adds) must then be the reference's too. Without, which of several
+// memories tied at the K-th score a leg keeps is the backend's choice, and
+// with it which the window adds: those are held to the reference's scores,
+// not to its list.
+func compareLegs(t *testing.T, what string, q backend.LegQuery, got, want, all *backend.LegResult, exact bool) {
 	t.Helper()
+	k := q.K
 	type leg struct {
 		name            string
 		got, want, all  []backend.Hit
@@ -190,19 +196,36 @@ func compareLegs(t *testing.T, what string, got, want, all *backend.LegResult, e
 			}
 			return math.Abs(a-b) <= l.tol
 		}
-		if len(l.got) != len(l.want) {
+		best := min(k, len(l.all)) // the hits before any a window adds
+		if len(l.got) < best || (exact && len(l.got) != len(l.want)) || len(l.got) > best+k {
 			t.Fatalf("%s: %s leg has %d hits %v, the reference %d %v", what, l.name, len(l.got), ids(l.got), len(l.want), ids(l.want))
+		}
+		compared := len(l.got)
+		if !exact {
+			compared = best
 		}
 		score := map[string]backend.Hit{}
 		for _, h := range l.all {
 			score[h.Memory.Key()] = h
 		}
+		seen := map[string]bool{}
 		for i, h := range l.got {
-			if !near(h.Score, l.want[i].Score) {
+			key := h.Memory.Key()
+			if seen[key] {
+				t.Fatalf("%s: %s leg returned %s %v twice", what, l.name, h.Memory.ID, h.Memory.Scope)
+			}
+			seen[key] = true
+			if i < compared && !near(h.Score, l.want[i].Score) {
 				t.Fatalf("%s: %s leg's hit %d (%s) scores %.15g, the reference's %d-th (%s) %.15g", what, l.name, i+1, h.Memory.ID, h.Score,
 					i+1, l.want[i].Memory.ID, l.want[i].Score)
 			}
-			r, ok := score[h.Memory.Key()]
+			if i >= best && !memory.In(q.Windows, h.Memory.OccurredAt) {
+				t.Fatalf("%s: %s leg's hit %d (%s) comes after the best %d but did not occur in a window", what, l.name, i+1, h.Memory.ID, best)
+			}
+			if i > best && h.Score > l.got[i-1].Score {
+				t.Fatalf("%s: %s leg's hits after the best %d are not best first: %v", what, l.name, best, ids(l.got))
+			}
+			r, ok := score[key]
 			if !ok {
 				t.Fatalf("%s: %s leg returned %s %v, which the reference does not find", what, l.name, h.Memory.ID, h.Memory.Scope)
 			}
