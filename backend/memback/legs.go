@@ -76,8 +76,9 @@ func unit(v []float32) []float32 {
 	return out
 }
 
-// cosine is the cosine of the angle between a and b, in float64.
-func cosine(a, b []float32) float64 {
+// Cosine is the cosine of the angle between a and b (of one length), in
+// float64: the vector leg's score.
+func Cosine(a, b []float32) float64 {
 	var d, na, nb float64
 	for i := range a {
 		d += float64(a[i]) * float64(b[i])
@@ -142,7 +143,7 @@ func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegRes
 			if e == nil || e.Model != q.Model || len(e.Vector) != len(q.Vector) || !searchable(e.Vector) || !q.Filter.Match(m) {
 				continue
 			}
-			hits = append(hits, scored{m: m, score: cosine(q.Vector, e.Vector)})
+			hits = append(hits, scored{m: m, score: Cosine(q.Vector, e.Vector)})
 		}
 		for _, h := range withWindows(hits, q.K, q.Windows) {
 			res.Vector = append(res.Vector, b.hit(h.m, h.score, q))
