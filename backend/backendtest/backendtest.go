@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(testing.TB) backend.Backend) {
 		{"EpisodeNeighbours", testEpisodeNeighbours},
 		{"Supersedes", testSupersedes},
 		{"LegsWindows", testLegsWindows},
+		{"LegsReference", testLegsReference},
 		{"Engine", testEngine},
 		{"EngineTenants", testEngineTenants},
 		{"EngineDeleteScope", testEngineDeleteScope},

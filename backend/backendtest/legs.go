@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/backend"
+	"github.com/engram-memory/engram/backend/memback"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -88,7 +89,7 @@ func testLegsRank(t *testing.T, s suite) {
 	}
 	bestFirst(t, "vector", res.Vector)
 	for _, h := range res.Vector {
-		want := cosine(qv, embedText(h.Memory.Text))
+		want := memback.Cosine(qv, embedText(h.Memory.Text))
 		if math.Abs(h.Score-want) > 1e-5 {
 			t.Fatalf("vector leg: %s cosine %v, want %v", h.Memory.ID, h.Score, want)
 		}
@@ -96,16 +97,6 @@ func testLegsRank(t *testing.T, s suite) {
 	if res.Vector[0].Memory.ID != "01A" {
 		t.Fatalf("vector leg: best %s, want 01A", res.Vector[0].Memory.ID)
 	}
-}
-
-func cosine(a, b []float32) float64 {
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	return d / math.Sqrt(na*nb)
 }
 
 func testLegsFilterInside(t *testing.T, s suite) {
