@@ -1,10 +1,8 @@
 package engram_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,25 +35,6 @@ const (
 )
 
 var zhDir = filepath.Join("testdata", "relevance", "zh")
-
-// readJSONL decodes every line of a file under dir into a T.
-func readJSONL[T any](tb testing.TB, dir, name string) []T {
-	tb.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []T
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for line := 1; sc.Scan(); line++ {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			tb.Fatalf("%s line %d: %v", name, line, err)
-		}
-		out = append(out, v)
-	}
-	return out
-}
 
 type zhMemory struct{ ID, Text string }
 
@@ -161,55 +140,6 @@ func TestRelevanceChineseSet(t *testing.T) {
 	}
 }
 
-// zhRun is one query's top 5 in one mode.
-type zhRun struct {
-	ids     []string
-	rank    int  // of the answer, 0 if not in the top 5
-	skipped bool // the vector leg was skipped: the model does not read the query
-}
-
-// zhSearch runs every query of the set in one mode.
-func zhSearch(t *testing.T, db *engram.DB, cases []relevanceCase, mode string) []zhRun {
-	t.Helper()
-	runs := make([]zhRun, len(cases))
-	for i, c := range cases {
-		resp, err := db.Search(context.Background(), engram.Query{Query: c.Query, Mode: mode, Limit: 5, NoRecord: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &runs[i]
-		for j, res := range resp.Results {
-			r.ids = append(r.ids, res.ID)
-			if res.ID == c.Answer && r.rank == 0 {
-				r.rank = j + 1
-			}
-		}
-		for _, d := range resp.Degraded {
-			r.skipped = r.skipped || (d.Stage == "vector" && strings.Contains(d.Reason, "the vector leg was skipped"))
-		}
-	}
-	return runs
-}
-
-// zhRecall returns R@1, R@5 and MRR of runs, and how many skipped the
-// vector leg.
-func zhRecall(runs []zhRun) (r1, r5, mrr float64, skipped int) {
-	for _, r := range runs {
-		if r.rank == 1 {
-			r1++
-		}
-		if r.rank > 0 {
-			r5++
-			mrr += 1 / float64(r.rank)
-		}
-		if r.skipped {
-			skipped++
-		}
-	}
-	n := float64(len(runs))
-	return r1 / n, r5 / n, mrr / n, skipped
-}
-
 // zhDelivery runs inject at the model's bar for every answerable and every
 // absent-topic query: how many answers it delivers, how many absent queries
 // get nothing, and the bars it applied.
@@ -251,8 +181,8 @@ func TestRelevanceChinese(t *testing.T) {
 	fmt.Fprintf(&stats, "%-24s %-7s %9s %9s %6s  %s  (%d queries, %d memories)\n", "model", "mode", "recall@1", "recall@5", "mrr", "vector leg skipped", len(s.cases), len(s.memories))
 	fmt.Fprintf(&delivery, "\ninject at the model's bar: answers delivered, absent-topic queries (%d) given nothing\n", len(s.absent))
 	fmt.Fprintf(&delivery, "%-24s %-12s %8s %13s\n", "model", "bar", "answers", "absent empty")
-	row := func(model, mode string, runs []zhRun) {
-		r1, r5, mrr, skipped := zhRecall(runs)
+	row := func(model, mode string, runs []rankRun) {
+		r1, r5, mrr, skipped := recallOf(runs)
 		fmt.Fprintf(&stats, "%-24s %-7s %9.3f %9.3f %6.3f  %d/%d\n", model, mode, r1, r5, mrr, skipped, len(runs))
 		fmt.Fprintf(&rankings, "== %s %s\n", model, mode)
 		for i, r := range runs {
@@ -269,18 +199,18 @@ func TestRelevanceChinese(t *testing.T) {
 	}
 
 	kw := openZH(t, "")
-	bm25 := zhSearch(t, kw, s.cases, "bm25")
+	bm25 := searchAll(t, kw, s.cases, "bm25")
 	row("(keyword-only)", "bm25", bm25)
 	deliver("(keyword-only)", kw)
-	if _, r5, _, _ := zhRecall(bm25); r5 < zhBM25Recall5-zhMargin {
+	if _, r5, _, _ := recallOf(bm25); r5 < zhBM25Recall5-zhMargin {
 		t.Errorf("BM25 R@5 on the Chinese set fell to %.3f, below the %.3f measured when the guard was written (margin %.2f)", r5, zhBM25Recall5, zhMargin)
 	}
 
 	for _, name := range zhModels {
 		db := openZH(t, name)
 		model := db.Embedder().Model()
-		row(model, "vector", zhSearch(t, db, s.cases, "vector"))
-		hybrid := zhSearch(t, db, s.cases, "hybrid")
+		row(model, "vector", searchAll(t, db, s.cases, "vector"))
+		hybrid := searchAll(t, db, s.cases, "hybrid")
 		row(model, "hybrid", hybrid)
 		for i, r := range hybrid {
 			if r.skipped && !slices.Equal(r.ids, bm25[i].ids) {
