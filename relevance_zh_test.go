@@ -23,8 +23,18 @@ import (
 // go test -run RelevanceChinese -update.
 
 // zhModels are the built-in models (embed/builtin names) the set is measured
-// with: a new model is one more name here.
-var zhModels = []string{builtin.MiniLM, builtin.Static, builtin.GloVe}
+// with, each with the R@5 its vector leg must reach (issue 28 asks .8 of a
+// multilingual model; 0 for one that does not read Chinese and so skips the
+// leg): a new model is one more line here. Every model's hybrid must reach
+// BM25's R@5.
+var zhModels = []struct {
+	name     string
+	vectorR5 float64
+}{
+	{builtin.MiniLM, 0},
+	{builtin.Static, 0},
+	{builtin.GloVe, 0},
+}
 
 // The regression guard: BM25's R@5 on the set when it was written (no query
 // shares a bigram with its answer, so BM25 finds only the few that keep an
@@ -202,16 +212,24 @@ func TestRelevanceChinese(t *testing.T) {
 	bm25 := searchAll(t, kw, s.cases, "bm25")
 	row("(keyword-only)", "bm25", bm25)
 	deliver("(keyword-only)", kw)
-	if _, r5, _, _ := recallOf(bm25); r5 < zhBM25Recall5-zhMargin {
-		t.Errorf("BM25 R@5 on the Chinese set fell to %.3f, below the %.3f measured when the guard was written (margin %.2f)", r5, zhBM25Recall5, zhMargin)
+	_, bm25R5, _, _ := recallOf(bm25)
+	if bm25R5 < zhBM25Recall5-zhMargin {
+		t.Errorf("BM25 R@5 on the Chinese set fell to %.3f, below the %.3f measured when the guard was written (margin %.2f)", bm25R5, zhBM25Recall5, zhMargin)
 	}
 
-	for _, name := range zhModels {
-		db := openZH(t, name)
+	for _, m := range zhModels {
+		db := openZH(t, m.name)
 		model := db.Embedder().Model()
-		row(model, "vector", searchAll(t, db, s.cases, "vector"))
+		vector := searchAll(t, db, s.cases, "vector")
+		row(model, "vector", vector)
 		hybrid := searchAll(t, db, s.cases, "hybrid")
 		row(model, "hybrid", hybrid)
+		if _, r5, _, _ := recallOf(vector); r5 < m.vectorR5 {
+			t.Errorf("%s: vector R@5 %.3f on the Chinese set, want ≥ %.2f", model, r5, m.vectorR5)
+		}
+		if _, r5, _, _ := recallOf(hybrid); r5 < bm25R5 {
+			t.Errorf("%s: hybrid R@5 %.3f on the Chinese set, below BM25's %.3f", model, r5, bm25R5)
+		}
 		for i, r := range hybrid {
 			if r.skipped && !slices.Equal(r.ids, bm25[i].ids) {
 				t.Errorf("%s: %q skipped the vector leg, yet its hybrid ranking %v is not BM25's %v", model, s.cases[i].Query, r.ids, bm25[i].ids)
