@@ -30,7 +30,9 @@ func mapFD(int, string, int64, int, int, *sharedFD) (*Region, error) { return ni
 func viewFD(int, string, int) (*Region, error) { return nil, ErrUnsupported }
 
 // NewLease returns ErrUnsupported: nothing maps here to need a guard.
-func NewLease(f *os.File, writers sync.Locker, onBreak func(error)) (*Lease, error) { return nil, ErrUnsupported }
+func NewLease(f *os.File, writers sync.Locker, onBreak func(error)) (*Lease, error) {
+	return nil, ErrUnsupported
+}
 
 func unlease(int) error { return nil }
 
