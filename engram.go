@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,7 +154,7 @@ func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 		}
 		return db, nil
 	}
-	path := sqlitePath(location)
+	path := sqlite.FilePath(location)
 	var builtin embed.Embedder
 	if !opts.NoEmbedder && opts.Embedder == nil {
 		e, err := BuiltinEmbedder()
@@ -178,17 +177,6 @@ func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return db, nil
-}
-
-// sqlitePath is the file a SQLite location names: the path itself, or what
-// follows sqlite:// (sqlite:///var/lib/agent.db is /var/lib/agent.db,
-// sqlite://agent.db is agent.db).
-func sqlitePath(location string) string {
-	if backend.Scheme(location) != "sqlite" {
-		return location
-	}
-	_, path, _ := strings.Cut(strings.TrimSpace(location), "://")
-	return path
 }
 
 // OpenBackend runs Engram on another backend than the built-in SQLite file.

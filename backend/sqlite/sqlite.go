@@ -120,6 +120,17 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	return &Backend{st: st, mi: mirror.New(st, mo)}, nil
 }
 
+// FilePath is the file a SQLite location names: what follows sqlite://
+// (sqlite:///var/lib/agent.db is /var/lib/agent.db, sqlite://agent.db is
+// agent.db), else the location itself, a path.
+func FilePath(location string) string {
+	if backend.Scheme(location) != "sqlite" {
+		return location
+	}
+	_, path, _ := strings.Cut(strings.TrimSpace(location), "://")
+	return path
+}
+
 // Warm loads the index now, if it is not loaded yet, and waits for its ANN
 // graph when one is being built: a server calls it at start so that its
 // first search does not pay for it (searches before the graph is ready are
