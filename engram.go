@@ -56,10 +56,12 @@ var (
 )
 
 // Options configure a DB. The zero value is the embedded default: the built-in
-// offline embedder, stemming and stopwords on, standard BM25.
+// offline embedder (registered by embed/builtin, which the program imports),
+// stemming and stopwords on, standard BM25.
 type Options struct {
 	// Embedder embeds memories and queries. Nil means the built-in offline
-	// model unless NoEmbedder is set, which gives keyword-only search.
+	// model (BuiltinEmbedder) unless NoEmbedder is set, which gives
+	// keyword-only search.
 	Embedder   embed.Embedder
 	NoEmbedder bool
 	// CacheEmbeddings keeps every memory vector the embedder makes in the
