@@ -31,8 +31,8 @@ type BadRow = backend.BadRow
 // Stats counts what the view holds. For the whole store it adds the
 // store-wide figures (path, file size, change sequence); a scoped view leaves
 // them empty (they describe other tenants too). Embedded counts the memories
-// with a stored vector, per model. A backend that can tally (the SQLite file)
-// counts without loading its index.
+// with a stored vector, per model, as the backend tallies them (the SQLite
+// file counts without loading its index).
 func (v view) Stats(ctx context.Context) (Stats, error) {
 	e := v.e
 	st := Stats{Types: map[string]int{}, Embedded: map[string]int{}, Embedder: "none"}
