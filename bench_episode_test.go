@@ -47,7 +47,7 @@ func BenchmarkImportTurns(b *testing.B) {
 	}{{"plain", false, 0}, {"episodes", true, 0}, {"episodes-1", true, 1}} {
 		write := func(b *testing.B, path string) (bm25Bytes int64) {
 			ctx := context.Background()
-			db, err := engram.Open(ctx, path, engram.Options{Embedder: corpus.Embedder(), SnapshotMinMemories: -1, ContextNeighbours: c.neighbours})
+			db, err := engram.Open(ctx, path, engram.Options{Embedder: corpus.Embedder(), SQLite: sqlite.Options{SnapshotMinMemories: -1, ContextNeighbours: c.neighbours}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func BenchmarkImportTurns(b *testing.B) {
 			write(b, path)
 			b.ResetTimer()
 			for range b.N {
-				db, err := engram.Open(context.Background(), path, engram.Options{Embedder: corpus.Embedder(), NoSnapshot: true, ContextNeighbours: c.neighbours})
+				db, err := engram.Open(context.Background(), path, engram.Options{Embedder: corpus.Embedder(), SQLite: sqlite.Options{NoSnapshot: true, ContextNeighbours: c.neighbours}})
 				if err != nil {
 					b.Fatal(err)
 				}

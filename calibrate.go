@@ -98,12 +98,9 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 			return nil, fmt.Errorf("%w: calibrate weight %v must be a number in [0, 1e6]", ErrInvalid, w)
 		}
 	}
-	forker, ok := e.be.(backend.Forker)
-	if !ok {
+	forker := e.forker
+	if forker == nil {
 		return nil, fmt.Errorf("calibrate: %w", ErrUnsupported)
-	}
-	if err := e.sync(ctx); err != nil {
-		return nil, err
 	}
 	// List's id order means a seed means the same draw.
 	var mems []*memory.Memory
@@ -152,7 +149,9 @@ func (db *DB) Calibrate(ctx context.Context, opt CalibrateOptions) (*CalibrateRe
 		}
 	}
 	res.Best = best.Weight
-	res.Previous, res.PreviousSource = e.vectorWeight()
+	if res.Previous, res.PreviousSource, err = e.vectorWeight(ctx); err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
 	switch {
 	case opt.DryRun:
 		res.NotStored = "dry run"
@@ -173,8 +172,8 @@ func (db *DB) ResetCalibration(ctx context.Context) (float64, error) {
 	if err := db.SetVectorWeight(ctx, -1); err != nil {
 		return 0, err
 	}
-	w, _ := db.e.vectorWeight()
-	return w, nil
+	w, _, err := db.e.vectorWeight(ctx)
+	return w, err
 }
 
 // calibrationSearcher embeds the edited memories and searches a private copy
@@ -204,7 +203,10 @@ func (e *engine) calibrationSearcher(ctx context.Context, forker backend.Forker,
 	}
 	// The store's own configuration (fusion, floor, weights), without the
 	// optional stages: only the legs and their fusion are being calibrated.
-	s := e.searcher(fork)
+	s, err := e.searcher(ctx, fork)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
 	s.Embedder, s.Reranker, s.LLM = emb, nil, nil
 	return s, nil
 }

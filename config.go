@@ -2,13 +2,12 @@ package engram
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
-	"github.com/engram-memory/engram/embed/builtin"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -122,26 +121,47 @@ func ModelDefaults(model string) ModelDefault {
 	return unknownModel
 }
 
-// BuiltinEmbedder is the offline default: the built-in model named by
-// builtin.Default (all-MiniLM-L6-v2, run in pure Go), compiled into the binary.
-func BuiltinEmbedder() (embed.Embedder, error) { return builtin.New(builtin.Default) }
+// BuiltinEmbedder is the offline default a store gets when its options name
+// no embedder: the model registered as embed.Builtin, which package
+// embed/builtin registers (all-MiniLM-L6-v2, run in pure Go, compiled into
+// the binary) when the program imports it. Without that import it is an
+// error that says so: the root does not carry the models' weights itself.
+func BuiltinEmbedder() (embed.Embedder, error) {
+	e, err := embed.Open(embed.Builtin)
+	if errors.Is(err, embed.ErrNotRegistered) {
+		return nil, fmt.Errorf("%w: no default embedder in this program: import _ \"github.com/engram-memory/engram/embed/builtin\", or set Options.Embedder, or Options.NoEmbedder for keyword-only search", ErrInvalid)
+	}
+	return e, err
+}
 
 // settingVectorWeight is the settings key of a store's vector weight for a model.
 func settingVectorWeight(model string) string { return "vector_weight/" + model }
 
-// vectorWeight resolves the vector leg's weight: the option, else the store's
-// setting for this model, else the model's default.
-func (e *engine) vectorWeight() (float64, string) {
-	if e.opts.VectorWeight != nil {
-		return *e.opts.VectorWeight, "option"
+// vectorWeight resolves the vector leg's weight and says where it came from:
+// the option, else the store's setting for this model as the backend holds
+// it now (another process may have calibrated), else the model's default.
+// Keyword-only, it is 0 and "".
+func (e *engine) vectorWeight(ctx context.Context) (float64, string, error) {
+	switch {
+	case e.embedder == nil:
+		return 0, "", nil
+	case e.opts.VectorWeight != nil:
+		return *e.opts.VectorWeight, "option", nil
+	case e.settings != nil:
+		key := settingVectorWeight(e.embedder.Model())
+		v, ok, err := e.settings.Setting(ctx, key)
+		if err != nil {
+			return 0, "", err
+		}
+		if ok {
+			w, err := strconv.ParseFloat(v, 64)
+			if err != nil || w < 0 {
+				return 0, "", fmt.Errorf("setting %s: %q is not a weight", key, v)
+			}
+			return w, "store", nil
+		}
 	}
-	e.mu.RLock()
-	w := e.storeWeight
-	e.mu.RUnlock()
-	if w != nil {
-		return *w, "store"
-	}
-	return ModelDefaults(e.embedder.Model()).VectorWeight, "model"
+	return ModelDefaults(e.embedder.Model()).VectorWeight, "model", nil
 }
 
 // SetVectorWeight stores this store's vector weight for the current model
@@ -151,41 +171,12 @@ func (db *DB) SetVectorWeight(ctx context.Context, w float64) error {
 	if e.embedder == nil {
 		return embed.ErrNoEmbedder
 	}
-	set, ok := e.be.(backend.Settings)
-	if !ok {
+	if e.settings == nil {
 		return fmt.Errorf("store a vector weight: %w", ErrUnsupported)
 	}
 	val := ""
 	if w >= 0 {
 		val = strconv.FormatFloat(w, 'g', -1, 64)
 	}
-	if err := set.SetSetting(ctx, settingVectorWeight(e.embedder.Model()), val); err != nil {
-		return err
-	}
-	return e.loadSettings(ctx)
-}
-
-// loadSettings reads the store-level settings the pipeline uses: the vector
-// weight calibrated for the current model, if any.
-func (e *engine) loadSettings(ctx context.Context) error {
-	var weight *float64
-	set, ok := e.be.(backend.Settings)
-	if e.embedder != nil && ok {
-		key := settingVectorWeight(e.embedder.Model())
-		v, ok, err := set.Setting(ctx, key)
-		if err != nil {
-			return err
-		}
-		if ok {
-			w, err := strconv.ParseFloat(v, 64)
-			if err != nil || w < 0 {
-				return fmt.Errorf("setting %s: %q is not a weight", key, v)
-			}
-			weight = &w
-		}
-	}
-	e.mu.Lock()
-	e.storeWeight = weight
-	e.mu.Unlock()
-	return nil
+	return e.settings.SetSetting(ctx, settingVectorWeight(e.embedder.Model()), val)
 }

@@ -106,9 +106,6 @@ func (v view) Brief(ctx context.Context, opt BriefOptions) (*Brief, error) {
 	if opt.Budget == 0 {
 		opt.Budget = DefaultBriefBudget
 	}
-	if err := v.e.sync(ctx); err != nil {
-		return nil, err
-	}
 	// One pass keeps, per kind, the briefPool best candidates, so a brief costs
 	// O(n) in the scope's size rather than sorting the whole store.
 	type demanded struct {

@@ -1,14 +1,14 @@
 // Package engram is a memory engine for LLM agents: memories in one SQLite file,
 // recalled by a hybrid of BM25 keyword ranking and dense-vector similarity fused
-// by rank, with every result explained.
-//
-//	db, err := engram.Open("agent.db", engram.Options{})
-//	ids, err := db.Add(ctx, &engram.Memory{Text: "The user prefers dark themes"})
-//	resp, err := db.Search(ctx, engram.Query{Query: "which colour scheme does the user like"})
+// by rank, with every result explained (Example shows the calls).
 //
 // The engine (validation, embedding, the recall pipeline, delivery) runs on a
 // backend (package backend): the built-in one is the SQLite file with its
-// in-memory index (backend/sqlite); OpenBackend runs on any other.
+// in-memory index (backend/sqlite). Other backends and the built-in embedding
+// models register themselves when a program imports them, as database/sql
+// drivers do: _ "github.com/engram-memory/engram/backend/weaviate" opens
+// weaviate:// locations, _ "github.com/engram-memory/engram/embed/builtin"
+// gives the offline default embedder; OpenBackend runs on any other.
 package engram
 
 import (
@@ -22,7 +22,6 @@ import (
 
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/backend/sqlite"
-	"github.com/engram-memory/engram/backend/weaviate"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/recall"
 	"github.com/engram-memory/engram/llm"
@@ -48,20 +47,6 @@ var (
 	ErrNotFound     = memory.ErrNotFound
 	ErrInvalid      = memory.ErrInvalid
 	ErrInvalidQuery = recall.ErrInvalidQuery
-	ErrNotEngram    = sqlite.ErrNotEngram
-	ErrNewerSchema  = sqlite.ErrNewerSchema
-	ErrBadPath      = sqlite.ErrBadPath
-	// ErrDamaged: the file's header contradicts its contents (engram doctor
-	// explains); ErrOldSchema: a read-only file of an older schema, which
-	// only a writable open upgrades; ErrReadOnly: a write to a store opened
-	// read-only.
-	ErrDamaged   = sqlite.ErrDamaged
-	ErrOldSchema = sqlite.ErrOldSchema
-	ErrReadOnly  = sqlite.ErrReadOnly
-	// ErrFull: a write failed because the disk holding the store is full;
-	// nothing of it was stored, and it succeeds once there is room (the HTTP
-	// API answers 507).
-	ErrFull = sqlite.ErrFull
 	// ErrNoLLM and ErrNoReranker are the reasons a search gives in degraded
 	// when it was asked for HyDE or a rerank the DB has no provider for.
 	ErrNoLLM      = recall.ErrNoLLM
@@ -70,16 +55,13 @@ var (
 	ErrUnsupported = backend.ErrUnsupported
 )
 
-// DefaultSnapshotMinMemories is the store size from which a full rebuild
-// writes an index snapshot: below it rebuilding is quick enough (about 1 s at
-// 20k memories on two cores) that the file is not worth keeping.
-const DefaultSnapshotMinMemories = sqlite.DefaultSnapshotMinMemories
-
 // Options configure a DB. The zero value is the embedded default: the built-in
-// offline embedder, stemming and stopwords on, standard BM25.
+// offline embedder (registered by embed/builtin, which the program imports),
+// stemming and stopwords on, standard BM25.
 type Options struct {
 	// Embedder embeds memories and queries. Nil means the built-in offline
-	// model unless NoEmbedder is set, which gives keyword-only search.
+	// model (BuiltinEmbedder) unless NoEmbedder is set, which gives
+	// keyword-only search.
 	Embedder   embed.Embedder
 	NoEmbedder bool
 	// CacheEmbeddings keeps every memory vector the embedder makes in the
@@ -108,41 +90,12 @@ type Options struct {
 	// Logger receives debug information; nil is silent.
 	Logger *slog.Logger
 
-	// The SQLite backend's index (Open; OpenBackend's backend has its own).
-	//
-	// NoStem and NoStopwords turn off the BM25 leg's English stemming and
-	// stopword removal (both on by default).
-	NoStem, NoStopwords bool
-	// BM25 parameters; zero values take the defaults (k1 1.2, b 0.75, field weights).
-	K1, B        float64
-	FieldWeights []float64
-	// ContextNeighbours is how many turns before and after a memory of an
-	// episode lend their words to its BM25 context field: 0 means the
-	// default (2), a negative value none. More finds more answer turns
-	// through their neighbours and costs index memory: each neighbour adds
-	// about a turn's postings to every turn (docs/conversations.md).
-	ContextNeighbours int
-	// NoSnapshot neither reads nor writes the index snapshot (PATH+".idx"):
-	// every Open rebuilds the index from the database.
-	NoSnapshot bool
-	// SnapshotMinMemories is the store size from which a full rebuild writes
-	// a snapshot at the end of Open: 0 means DefaultSnapshotMinMemories, a
-	// negative value never writes one (an existing one is still read).
-	SnapshotMinMemories int
-	// ANNMinVectors is the number of vectors of one model from which the
-	// vector leg keeps an approximate (HNSW) graph, persisted in the
-	// snapshot, and answers broad searches from it: 0 means
-	// DefaultANNMinVectors, a negative value never builds one and searches
-	// exactly where there is none. Below it, searches admitting more than 20k
-	// memories scan the vectors' sign sketches and search their best rows
-	// exactly; smaller stores, and filters admitting fewer, are searched
-	// exactly.
-	ANNMinVectors int
+	// SQLite configures the built-in SQLite backend's index (BM25
+	// parameters, stemming, the snapshot, the ANN graph) for a store Open
+	// opens as a file; other backends fix their own. Its Logger defaults to
+	// Logger.
+	SQLite sqlite.Options
 }
-
-// DefaultANNMinVectors is the vector count from which a model gets an
-// approximate graph (Options.ANNMinVectors).
-const DefaultANNMinVectors = sqlite.DefaultANNMinVectors
 
 // DB is an open Engram store. Its methods act on the whole store, which is
 // the empty scope: the same code as a tenant's Scoped view, with no scope. It
@@ -151,12 +104,22 @@ type DB struct {
 	view
 }
 
-// engine is what a DB and its scoped views share: the backend, the
-// embedders, the options and the store's settings.
+// engine is what a DB and its scoped views share: the backend with the
+// optional powers it has, the embedders and the options.
 type engine struct {
 	be   backend.Backend
 	opts Options
 	path string
+	kind string // the backend's Description.Kind
+
+	// The backend's optional powers, found once at open; nil: it has none.
+	settings backend.Settings
+	forker   backend.Forker
+	diag     backend.Diagnoser
+	warmer   backend.Warmer
+	pinger   backend.Pinger
+	loader   indexLoader // a backend whose index loads on first need (prefetch)
+
 	// embedder embeds queries and memEmbedder memories: the same model, but
 	// with CacheEmbeddings the memories' vectors go through the backend's
 	// persistent content-hash cache while queries use a small in-memory one,
@@ -168,9 +131,6 @@ type engine struct {
 	// it (checkVectors); 0 until then.
 	embedDim atomic.Int64
 
-	mu          sync.RWMutex // guards storeWeight
-	storeWeight *float64     // the vector weight calibrated for this model (settings), or nil
-
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -178,13 +138,14 @@ type engine struct {
 // queryCacheSize is how many query vectors a DB with CacheEmbeddings keeps.
 const queryCacheSize = 1024
 
-// Open opens or creates the store at path: a SQLite file, or, for a
-// weaviate:// URL (backend/weaviate's ParseURL documents its parameters), a
-// Weaviate class, created on first use. The SQLite index options (NoStem, K1,
-// NoSnapshot, …) do not apply to Weaviate, whose class fixes its own.
-func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	if weaviate.IsURL(path) {
-		be, err := weaviate.OpenURL(ctx, path)
+// Open opens or creates the store at location: a SQLite file, built in (a
+// path, or sqlite:///path), or a URL whose scheme a backend package registered
+// with backend.Register when the program imports it (backend/weaviate:
+// weaviate://…, its ParseURL documents the parameters). Options.SQLite
+// applies to a SQLite file only.
+func Open(ctx context.Context, location string, opts Options) (*DB, error) {
+	if s := backend.Scheme(location); s != "" && s != "sqlite" {
+		be, err := backend.Open(ctx, location)
 		if err != nil {
 			return nil, err
 		}
@@ -195,22 +156,24 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		return db, nil
 	}
+	path := sqlite.FilePath(location)
 	var builtin embed.Embedder
 	if !opts.NoEmbedder && opts.Embedder == nil {
 		e, err := BuiltinEmbedder()
 		if err != nil {
-			return nil, fmt.Errorf("open %s: built-in embedder: %w", path, err)
+			return nil, fmt.Errorf("open %s: %w", path, err)
 		}
 		builtin = e
 	}
-	be, err := sqlite.Open(ctx, path, sqlite.Options{ContextNeighbours: opts.ContextNeighbours,
-		K1: opts.K1, B: opts.B, FieldWeights: opts.FieldWeights, NoStem: opts.NoStem, NoStopwords: opts.NoStopwords,
-		NoSnapshot: opts.NoSnapshot, SnapshotMinMemories: opts.SnapshotMinMemories, ANNMinVectors: opts.ANNMinVectors, Logger: opts.Logger,
-	})
+	so := opts.SQLite
+	if so.Logger == nil {
+		so.Logger = opts.Logger
+	}
+	be, err := sqlite.Open(ctx, path, so)
 	if err != nil {
 		return nil, err
 	}
-	db, err := newDB(ctx, be, path, opts, builtin)
+	db, err := newDB(ctx, be, backend.Description{Kind: "sqlite", Path: path}, opts, builtin)
 	if err != nil {
 		be.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -219,8 +182,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 }
 
 // OpenBackend runs Engram on another backend than the built-in SQLite file.
-// The options that configure the SQLite index (NoStem, K1, NoSnapshot, …) do
-// not apply; Close closes the backend.
+// Options.SQLite does not apply; Close closes the backend.
 func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, error) {
 	if be == nil {
 		return nil, errors.New("open backend: no backend")
@@ -229,31 +191,34 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 	if !opts.NoEmbedder && opts.Embedder == nil {
 		e, err := BuiltinEmbedder()
 		if err != nil {
-			return nil, fmt.Errorf("open backend: built-in embedder: %w", err)
+			return nil, fmt.Errorf("open backend: %w", err)
 		}
 		builtin = e
 	}
-	path := ""
-	if d, ok := be.(backend.Describer); ok {
-		desc, err := d.Describe(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("open backend: %w", err)
-		}
-		path = desc.Path
+	desc, err := be.Describe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open backend: %w", err)
 	}
-	db, err := newDB(ctx, be, path, opts, builtin)
+	db, err := newDB(ctx, be, desc, opts, builtin)
 	if err != nil {
 		return nil, fmt.Errorf("open backend: %w", err)
 	}
 	return db, nil
 }
 
-// newDB sets up the embedders over be and reads the store's settings.
-func newDB(ctx context.Context, be backend.Backend, path string, opts Options, builtin embed.Embedder) (*DB, error) {
+// newDB finds be's optional powers, sets up the embedders over it and checks
+// the store's settings.
+func newDB(ctx context.Context, be backend.Backend, desc backend.Description, opts Options, builtin embed.Embedder) (*DB, error) {
 	if w := opts.VectorWeight; w != nil && !(*w >= 0 && *w <= MaxFusionWeight) {
 		return nil, fmt.Errorf("%w: vector weight %v must be a number from 0 to %g", ErrInvalid, *w, float64(MaxFusionWeight))
 	}
-	e := &engine{be: be, opts: opts, path: path, log: opts.Logger}
+	e := &engine{be: be, opts: opts, path: desc.Path, kind: desc.Kind, log: opts.Logger}
+	e.settings, _ = be.(backend.Settings)
+	e.forker, _ = be.(backend.Forker)
+	e.diag, _ = be.(backend.Diagnoser)
+	e.warmer, _ = be.(backend.Warmer)
+	e.pinger, _ = be.(backend.Pinger)
+	e.loader, _ = be.(indexLoader)
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -271,7 +236,7 @@ func newDB(ctx context.Context, be backend.Backend, path string, opts Options, b
 	default:
 		e.embedder, e.memEmbedder = builtin, builtin
 	}
-	if err := e.loadSettings(ctx); err != nil {
+	if _, _, err := e.vectorWeight(ctx); err != nil {
 		return nil, err
 	}
 	return &DB{view{e: e}}, nil
@@ -279,7 +244,7 @@ func newDB(ctx context.Context, be backend.Backend, path string, opts Options, b
 
 // Close closes the backend: for the SQLite file, a large store whose index
 // snapshot is missing or far behind gets a new one first (see
-// SnapshotMinMemories), so that the next process opens it quickly.
+// sqlite.Options.SnapshotMinMemories), so that the next process opens it quickly.
 func (db *DB) Close() error {
 	e := db.e
 	e.closeOnce.Do(func() { e.closeErr = e.be.Close() })
@@ -292,62 +257,43 @@ func (db *DB) Path() string { return db.e.path }
 // Embedder is the embedder in use, or nil for keyword-only.
 func (db *DB) Embedder() embed.Embedder { return db.e.embedder }
 
-// Backend is the backend the DB runs on, for its optional powers (a type
-// assertion finds them). Writing through it bypasses the engine: nothing is
-// validated or embedded.
+// Backend is the backend the DB runs on, for what only that backend does: a
+// type assertion to *sqlite.Backend reaches the SQLite file's administration
+// (WriteSnapshot, the index diagnostics). Writing through it bypasses the
+// engine: nothing is validated or embedded.
 func (db *DB) Backend() backend.Backend { return db.e.be }
 
-// Count is the number of memories in the store: for the SQLite backend, in
-// its index, without a query. It is -1 when the backend cannot count.
+// Count is the number of memories in the store (backend.Description's): for
+// the SQLite backend, in its index, without a query. It is -1 when the
+// backend cannot say (a server that does not answer).
 func (db *DB) Count() int {
-	ctx := context.Background()
-	if d, ok := db.e.be.(backend.Describer); ok {
-		if desc, err := d.Describe(ctx); err == nil {
-			return desc.Memories
-		}
-	}
-	n := 0
-	if err := db.e.be.List(ctx, backend.ListQuery{}, func(*memory.Memory) error { n++; return nil }); err != nil {
+	desc, err := db.e.be.Describe(context.Background())
+	if err != nil {
 		return -1
 	}
-	return n
-}
-
-// SnapshotPath is the index snapshot file of the SQLite store at path.
-func SnapshotPath(path string) string { return sqlite.SnapshotPath(path) }
-
-// WriteSnapshot writes the index as it is now to the store's snapshot file
-// (SnapshotPath) atomically, records it in the database, and returns the
-// file's size. Open and Close write one when it pays; callers may force one,
-// for example before handing a large store to many short-lived processes.
-func (db *DB) WriteSnapshot(ctx context.Context) (int64, error) {
-	s, ok := db.e.be.(backend.Snapshotter)
-	if !ok {
-		return 0, fmt.Errorf("write snapshot: %w", ErrUnsupported)
-	}
-	return s.WriteSnapshot(ctx)
-}
-
-// sync brings a backend with local state up to date with other processes'
-// writes before a read, and reloads the settings when one changed.
-func (e *engine) sync(ctx context.Context) error {
-	s, ok := e.be.(backend.Syncer)
-	if !ok {
-		return nil
-	}
-	changed, err := s.Sync(ctx)
-	if err != nil || !changed {
-		return err
-	}
-	return e.loadSettings(ctx)
+	return desc.Memories
 }
 
 // Warm loads the backend's index now, if it builds one on first need (the
 // SQLite backend does): a server calls it at start, so that its first search
 // is as fast as the next. Other operations never need it.
 func (db *DB) Warm(ctx context.Context) error {
-	if w, ok := db.e.be.(backend.Warmer); ok {
-		return w.Warm(ctx)
+	if db.e.warmer == nil {
+		return nil
 	}
-	return nil
+	return db.e.warmer.Warm(ctx)
+}
+
+// Kind names the backend the DB runs on ("sqlite", "weaviate"), as its
+// Description says.
+func (db *DB) Kind() string { return db.e.kind }
+
+// Ping asks whether the backend answers now (backend.Pinger: a server that
+// can be down); a backend without a server always does. A server's
+// readiness probe calls it.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.e.pinger == nil {
+		return nil
+	}
+	return db.e.pinger.Ping(ctx)
 }

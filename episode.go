@@ -213,9 +213,6 @@ func (v view) History(ctx context.Context, id string) ([]Version, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := v.e.sync(ctx); err != nil {
-		return nil, err
-	}
 	scope := start.Scope
 	own := memory.ScopeJSON(scope)
 	byID := map[string]*memory.Memory{start.ID: start}
@@ -266,25 +263,17 @@ func (v view) History(ctx context.Context, id string) ([]Version, error) {
 }
 
 // attachNeighbours gives each result of an episode up to k memories before
-// and after it (Result.Neighbours), from a backend.Neighbourer, else from a
-// listing of its episode.
+// and after it (Result.Neighbours), as the backend finds them.
 func (v view) attachNeighbours(ctx context.Context, results []Result, k int) error {
 	if k <= 0 {
 		return nil
 	}
-	nb, fast := v.e.be.(backend.Neighbourer)
 	for i := range results {
 		r := &results[i]
 		if r.Episode == "" {
 			continue
 		}
-		var before, after []*memory.Memory
-		var err error
-		if fast {
-			before, after, err = nb.Neighbours(ctx, r.Scope, r.ID, k)
-		} else {
-			before, after, err = v.listNeighbours(ctx, r, k)
-		}
+		before, after, err := v.e.be.Neighbours(ctx, r.Scope, r.ID, k)
 		if err != nil {
 			return fmt.Errorf("neighbours of %s: %w", r.ID, err)
 		}
@@ -297,26 +286,4 @@ func (v view) attachNeighbours(ctx context.Context, results []Result, k int) err
 		}
 	}
 	return nil
-}
-
-// listNeighbours is Neighbours for a backend without a Neighbourer: the
-// episode listed and ordered here.
-func (v view) listNeighbours(ctx context.Context, r *Result, k int) (before, after []*memory.Memory, err error) {
-	own := memory.ScopeJSON(r.Scope)
-	var ep []*memory.Memory
-	err = v.e.be.List(ctx, backend.ListQuery{Filter: memory.Filter{Scope: r.Scope, Episode: r.Episode}}, func(m *memory.Memory) error {
-		if memory.ScopeJSON(m.Scope) == own {
-			ep = append(ep, m)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	slices.SortFunc(ep, memory.EpisodeOrder)
-	i := slices.IndexFunc(ep, func(m *memory.Memory) bool { return m.ID == r.ID })
-	if i < 0 {
-		return nil, nil, nil
-	}
-	return ep[max(0, i-k):i], ep[i+1 : min(len(ep), i+1+k)], nil
 }

@@ -228,7 +228,7 @@ func TestDatesInQueries(t *testing.T) {
 func TestRaceEpisodeContext(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "race.db")
 	open := func() *engram.DB {
-		db, err := engram.Open(ctx, path, engram.Options{NoEmbedder: true, SnapshotMinMemories: -1})
+		db, err := engram.Open(ctx, path, engram.Options{NoEmbedder: true, SQLite: sqlite.Options{SnapshotMinMemories: -1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +269,7 @@ func TestRaceEpisodeContext(t *testing.T) {
 			verifyIndex(t, db)
 		}
 		if round%50 == 49 {
-			fresh, err := engram.Open(ctx, path, engram.Options{NoEmbedder: true, NoSnapshot: true})
+			fresh, err := engram.Open(ctx, path, engram.Options{NoEmbedder: true, SQLite: sqlite.Options{NoSnapshot: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +294,7 @@ func TestContextNeighboursOption(t *testing.T) {
 		n          int
 		near, far2 bool // the answer found by the question's words; the turn two after it
 	}{{-1, false, false}, {1, true, false}, {0, true, true}} {
-		db, err := engram.Open(ctx, filepath.Join(t.TempDir(), "c.db"), engram.Options{NoEmbedder: true, ContextNeighbours: c.n})
+		db, err := engram.Open(ctx, filepath.Join(t.TempDir(), "c.db"), engram.Options{NoEmbedder: true, SQLite: sqlite.Options{ContextNeighbours: c.n}})
 		if err != nil {
 			t.Fatal(err)
 		}

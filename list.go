@@ -132,9 +132,6 @@ func (v view) List(ctx context.Context, opt ListOptions) (*ListPage, error) {
 		}
 	}
 	oldCursor := c != nil && c.Scope == nil
-	if err := v.e.sync(ctx); err != nil {
-		return nil, err
-	}
 	// One more than a page: whether it exists says if there is a next page.
 	page := topK[*memory.Memory]{k: opt.Limit + 1, better: func(a, b *memory.Memory) bool {
 		return compare(pos(a), pos(b)) < 0
@@ -244,9 +241,6 @@ func (v view) DeleteScope(ctx context.Context, scope map[string]string) (int, er
 	if err := v.narrow(&f); err != nil {
 		return 0, err
 	}
-	if err := v.e.sync(ctx); err != nil {
-		return 0, err
-	}
 	var mems []*memory.Memory
 	err := v.e.be.List(ctx, backend.ListQuery{Filter: f}, func(m *memory.Memory) error {
 		mems = append(mems, &memory.Memory{ID: m.ID, Scope: m.Scope})
@@ -260,34 +254,9 @@ func (v view) DeleteScope(ctx context.Context, scope map[string]string) (int, er
 	}
 	// The merged scope goes to the backend, which deletes only what still
 	// lies inside it when its write runs.
-	if kd, ok := v.e.be.(backend.KeyDeleter); ok {
-		keys := make([]string, len(mems))
-		for i, m := range mems {
-			keys[i] = m.Key()
-		}
-		return kd.DeleteKeys(ctx, f.Scope, keys)
+	keys := make([]string, len(mems))
+	for i, m := range mems {
+		keys[i] = m.Key()
 	}
-	// Without it, one Delete a scope, each id named in its memory's own
-	// scope (inside f.Scope: the memory was listed there), so never
-	// ambiguous.
-	byScope := map[string][]string{}
-	scopes := map[string]map[string]string{}
-	var order []string
-	for _, m := range mems {
-		sj := memory.ScopeJSON(m.Scope)
-		if _, ok := scopes[sj]; !ok {
-			scopes[sj] = m.Scope
-			order = append(order, sj)
-		}
-		byScope[sj] = append(byScope[sj], m.ID)
-	}
-	total := 0
-	for _, sj := range order {
-		n, err := v.e.be.Delete(ctx, scopes[sj], byScope[sj])
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("delete by scope: %d deleted, then: %w", total, err)
-		}
-	}
-	return total, nil
+	return v.e.be.DeleteKeys(ctx, f.Scope, keys)
 }

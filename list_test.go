@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/backend"
-	"github.com/engram-memory/engram/backend/sqlite"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -194,41 +192,6 @@ func FuzzListPaging(f *testing.F) {
 		}
 		checkListing(t, db, stored, []int{1, 2, 3, 5})
 	})
-}
-
-// plainBackend hides every optional power of a backend but Syncer (so reads
-// see the writes): the engine's fallbacks run.
-type plainBackend struct{ backend.Backend }
-
-func (p plainBackend) Sync(ctx context.Context) (bool, error) {
-	return p.Backend.(backend.Syncer).Sync(ctx)
-}
-
-// TestDeleteScopeWithoutKeyDeleter: on a backend that cannot delete by key,
-// delete by scope still deletes every memory inside the scope, an id held in
-// several of its scopes included, one Delete a scope.
-func TestDeleteScopeWithoutKeyDeleter(t *testing.T) {
-	be, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := engram.OpenBackend(context.Background(), plainBackend{be}, engram.Options{NoEmbedder: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	add(t, db,
-		&engram.Memory{ID: "x", Text: "u1's", Scope: map[string]string{"team": "a", "user": "u1"}},
-		&engram.Memory{ID: "x", Text: "u2's", Scope: map[string]string{"team": "a", "user": "u2"}},
-		&engram.Memory{ID: "y", Text: "team a's", Scope: map[string]string{"team": "a"}},
-		&engram.Memory{ID: "x", Text: "team b's", Scope: map[string]string{"team": "b"}})
-	n, err := db.DeleteScope(context.Background(), map[string]string{"team": "a"})
-	if err != nil || n != 3 {
-		t.Fatalf("DeleteScope(team=a) = %d, %v; want 3", n, err)
-	}
-	if m, err := db.Get(context.Background(), "x"); err != nil || m.Text != "team b's" {
-		t.Fatalf("team b's x: %+v, %v", m, err)
-	}
 }
 
 // TestScopeWhitespaceGoAPI: the Go API refuses a scope value with surrounding

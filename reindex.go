@@ -28,9 +28,6 @@ func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total
 	if e.embedder == nil {
 		return res, embed.ErrNoEmbedder
 	}
-	if err := e.sync(ctx); err != nil {
-		return res, err
-	}
 	model := e.embedder.Model()
 	res.Model = model
 	// Copies carrying what the embedder and SetEmbeddings need: the listed
@@ -82,7 +79,7 @@ func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total
 	if err != nil {
 		return res, err
 	}
-	return res, e.sync(ctx)
+	return res, nil
 }
 
 // Embed returns the current embedder's vector for text and the model id.

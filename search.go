@@ -35,10 +35,10 @@ func (v view) search(ctx context.Context, q Query) (*Response, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // a prefetch still running is not waited for
 	pre := v.e.prefetch(ctx, q)
-	if err := v.e.sync(ctx); err != nil {
+	s, err := v.e.searcher(ctx, v.e.be)
+	if err != nil {
 		return nil, err
 	}
-	s := v.e.searcher(v.e.be)
 	if pre != nil {
 		s.Config.Embedder = pre
 	}
@@ -71,8 +71,7 @@ type indexLoader interface{ IndexLoaded() bool }
 // computed (the model's vectors do not depend on the batch).
 func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
 	text := recall.VectorText(strings.TrimSpace(q.Query)) // as recall embeds it
-	l, ok := e.be.(indexLoader)
-	if !ok || l.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
+	if e.loader == nil || e.loader.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
 		q.Mode == memory.ModeBM25 || q.HyDE || text == "" || embed.Unread(e.embedder, text) != "" {
 		return nil // no vector leg (or no index to wait for)
 	}
@@ -119,7 +118,7 @@ func (p *prefetched) Embed(ctx context.Context, texts []string) ([][]float32, er
 }
 
 // searcher assembles the pipeline's configuration over the legs of s.
-func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
+func (e *engine) searcher(ctx context.Context, s backend.Searcher) (*recall.Searcher, error) {
 	cfg := recall.Config{
 		Embedder:     e.embedder,
 		EmbedTimeout: e.opts.EmbedTimeout,
@@ -130,7 +129,10 @@ func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 	}
 	cfg.KeywordBar = KeywordRelevance
 	if e.embedder != nil {
-		cfg.VectorWeight, cfg.WeightSource = e.vectorWeight()
+		var err error
+		if cfg.VectorWeight, cfg.WeightSource, err = e.vectorWeight(ctx); err != nil {
+			return nil, err
+		}
 		def := ModelDefaults(e.embedder.Model())
 		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
 		cfg.RelevanceBar, cfg.VectorBar, cfg.Paraphrase = def.Relevance, def.VectorRelevance, def.Paraphrase
@@ -142,7 +144,7 @@ func (e *engine) searcher(s backend.Searcher) *recall.Searcher {
 			cfg.RelevanceBar, cfg.VectorBar = *b, *b
 		}
 	}
-	return &recall.Searcher{Backend: s, Config: cfg}
+	return &recall.Searcher{Backend: s, Config: cfg}, nil
 }
 
 // relevant is the results that clear the response's relevance bar: what was

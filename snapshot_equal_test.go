@@ -2,6 +2,7 @@ package engram_test
 
 import (
 	"fmt"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"math/rand"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,7 @@ import (
 // follows the clock.
 func TestSnapshotReplayEqualsRebuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "d.db")
-	db, err := engram.Open(ctx, path, engram.Options{SnapshotMinMemories: 10})
+	db, err := engram.Open(ctx, path, engram.Options{SQLite: sqlite.Options{SnapshotMinMemories: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestSnapshotReplayEqualsRebuild(t *testing.T) {
 		}
 		ids = append(ids, res.IDs[0])
 	}
-	if _, err := db.WriteSnapshot(ctx); err != nil {
+	if _, err := db.Backend().(*sqlite.Backend).WriteSnapshot(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 100 {
@@ -63,12 +64,12 @@ func TestSnapshotReplayEqualsRebuild(t *testing.T) {
 		}
 	}
 	db.Close()
-	snap, err := engram.Open(ctx, path, engram.Options{SnapshotMinMemories: -1})
+	snap, err := engram.Open(ctx, path, engram.Options{SQLite: sqlite.Options{SnapshotMinMemories: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	fresh, err := engram.Open(ctx, path, engram.Options{NoSnapshot: true})
+	fresh, err := engram.Open(ctx, path, engram.Options{SQLite: sqlite.Options{NoSnapshot: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

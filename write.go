@@ -12,7 +12,6 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/memory"
 )
@@ -61,8 +60,8 @@ func NewID() string { return ulid.MustNew(ulid.Now(), rand.Reader).String() }
 // them is refused). Ids are per-scope namespaces: a memory replaces the one
 // with its id in its own scope, never one in another scope. A memory given
 // without an id that repeats one exactly — same content, same scope — is
-// merged instead of stored twice (AddResult.Merged), when the backend can
-// check that in its write (backend.Merger; SQLite can).
+// merged instead of stored twice (AddResult.Merged), checked inside the
+// backend's write (backend.Merger).
 //
 // A memory of an episode given without an id gets the one its position
 // names (memory.EpisodeID), so that adding it again replaces it; it is
@@ -102,7 +101,6 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 			return res, err
 		}
 	}
-	merger, canMerge := v.e.be.(backend.Merger)
 	// Exact repeats within the call merge into their first copy; the rest
 	// are checked against the store, and merged, inside its write.
 	into := make([]int, len(mems)) // index of the copy memory i repeats, or -1
@@ -113,7 +111,7 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 	var todoAt []int // todoAt[k] is the index in mems of todo[k]
 	for i, m := range prepared {
 		into[i] = -1
-		if canMerge && mems[i].ID == "" && m.Episode == "" { // a turn said twice is two turns
+		if mems[i].ID == "" && m.Episode == "" { // a turn said twice is two turns
 			mergeable[i] = true
 			key := memory.TextKey(m.Text) + "\x00" + memory.ScopeJSON(m.Scope)
 			if j, ok := first[key]; ok {
@@ -146,30 +144,25 @@ func (v view) add(ctx context.Context, mems []*Memory, progress func(done, total
 	for i, m := range prepared {
 		ids[i] = m.ID // before the backend takes the memories over
 	}
-	existing := make([]string, len(todo))
-	if canMerge {
-		var flags []bool
-		for i := range prepared {
-			if into[i] < 0 {
-				flags = append(flags, mergeable[i])
-			}
+	var flags []bool
+	for i := range prepared {
+		if into[i] < 0 {
+			flags = append(flags, mergeable[i])
 		}
-		// The rule (memory.MergeRepeat) runs inside the backend's write, on
-		// the stored memory as it is then.
-		merge := func(k int, stored *memory.Memory) (*memory.Memory, error) {
-			i := todoAt[k]
-			upd, ch, err := memory.MergeRepeat(stored, todo[k], mems[i].Type != "", now)
-			if err != nil {
-				return nil, err
-			}
-			changes[i] = ch
-			return upd, nil
+	}
+	// The rule (memory.MergeRepeat) runs inside the backend's write, on
+	// the stored memory as it is then.
+	merge := func(k int, stored *memory.Memory) (*memory.Memory, error) {
+		i := todoAt[k]
+		upd, ch, err := memory.MergeRepeat(stored, todo[k], mems[i].Type != "", now)
+		if err != nil {
+			return nil, err
 		}
-		var err error
-		if existing, err = merger.PutMerging(ctx, v.scope, todo, flags, merge); err != nil {
-			return res, err
-		}
-	} else if err := v.e.be.Put(ctx, v.scope, todo); err != nil {
+		changes[i] = ch
+		return upd, nil
+	}
+	existing, err := v.e.be.PutMerging(ctx, v.scope, todo, flags, merge)
+	if err != nil {
 		return res, err
 	}
 	k := 0
@@ -321,7 +314,7 @@ func (p Patch) Empty() bool { return p == Patch{} }
 // Update changes a memory's fields. A change to its name, description or text
 // re-embeds it. In a scoped view the patch may not move it out of the scope.
 // A patch that changes nothing writes nothing (updated_at stays). The read,
-// the change and the write are one atomic step on a backend.Updater, so
+// the change and the write are one atomic step (backend.Updater), so
 // concurrent updates, deletes and uses are never lost or undone; the
 // embedder runs outside it, and the step is retried when the text it
 // embedded changed meanwhile.
@@ -347,10 +340,6 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 			return nil, err
 		}
 	}
-	up, ok := v.e.be.(backend.Updater)
-	if !ok {
-		return v.updateByPut(ctx, id, p)
-	}
 	var (
 		vec     *memory.Embedding // the vector made for content hash vecHash (nil: none)
 		vecHash string
@@ -358,7 +347,7 @@ func (v view) Update(ctx context.Context, id string, p Patch) (*Memory, error) {
 	for attempt := 0; ; attempt++ {
 		var todo *memory.Memory // patched content that needs a vector first
 		now := time.Now().UTC()
-		stored, err := up.Update(ctx, v.scope, id, func(old *memory.Memory) (*memory.Memory, error) {
+		stored, err := v.e.be.Update(ctx, v.scope, id, func(old *memory.Memory) (*memory.Memory, error) {
 			m, changed, err := applyPatch(old, p)
 			if err != nil || !changed {
 				return nil, err
@@ -465,49 +454,6 @@ func cloneEmbedding(e *memory.Embedding) *memory.Embedding {
 	c := *e
 	c.Vector = slices.Clone(e.Vector)
 	return &c
-}
-
-// updateByPut is Update on a backend without Updater: read, change, write
-// back, as three steps another writer can come between.
-func (v view) updateByPut(ctx context.Context, id string, p Patch) (*Memory, error) {
-	old, err := v.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m, changed, err := applyPatch(old, p)
-	if err != nil {
-		return nil, err
-	}
-	if !changed {
-		return old, nil
-	}
-	m.UpdatedAt = time.Now().UTC()
-	if m.Embedding == nil {
-		if _, deferred := v.e.embedMissing(ctx, []*memory.Memory{m}, nil); deferred != "" {
-			v.e.log.Warn("update: embedding deferred", "id", id, "reason", deferred)
-		}
-	}
-	out := *m // before the backend takes m over
-	if memory.ScopeJSON(m.Scope) != memory.ScopeJSON(old.Scope) {
-		// A move: the memory leaves its old scope's namespace for one where
-		// its id must be free.
-		if got, err := v.e.be.Get(ctx, m.Scope, []string{id}); err != nil {
-			return nil, err
-		} else if there := got[id]; there != nil && memory.ScopeJSON(there.Scope) == memory.ScopeJSON(m.Scope) {
-			return nil, fmt.Errorf("%w: memory %s cannot move to scope %s: a memory with its id is already there", ErrInvalid, id, memory.ScopeJSON(m.Scope))
-		}
-		if err := v.e.be.Put(ctx, v.scope, []*memory.Memory{m}); err != nil {
-			return nil, err
-		}
-		if _, err := v.e.be.Delete(ctx, old.Scope, []string{id}); err != nil {
-			return nil, err
-		}
-		return &out, nil
-	}
-	if err := v.e.be.Put(ctx, v.scope, []*memory.Memory{m}); err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // Favorite marks or unmarks a memory as a favorite.

@@ -38,10 +38,25 @@ var ErrUnavailable = errors.New("backend unavailable")
 // that id whose scope is exactly the caller's, else the only one inside it;
 // several inside and none exact is ambiguous. The engine names one memory
 // exactly by passing that memory's own scope.
+//
+// Besides writing, reading and searching, every backend updates a memory
+// atomically (Updater), stores unless an exact duplicate is stored (Merger),
+// deletes by key (KeyDeleter), finds a memory's neighbours in its episode
+// (Neighbourer), counts (Tallier) and describes itself (Describer): the
+// engine has no fallback for them, because a fallback would change what a
+// call means (an update by Get then Put loses concurrent changes, a store
+// without merging keeps duplicates). The optional powers (optional.go) make
+// calls faster or add calls; each says what the engine does without it.
 type Backend interface {
 	Writer
 	Reader
 	Searcher
+	Updater
+	Merger
+	KeyDeleter
+	Neighbourer
+	Tallier
+	Describer
 	// Close releases the store. The engine calls it once, from DB.Close.
 	Close() error
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -20,6 +21,28 @@ import (
 // ErrAmbiguous is returned for an id that names several memories inside the
 // caller's scope, none of them in the scope itself. It wraps ErrInvalid.
 var ErrAmbiguous = errorsJoin(ErrInvalid, "ambiguous id")
+
+// Pick applies the id rule to the scopes of the memories that hold id: the
+// index of the one whose scope is exactly scope, else of the only one inside
+// scope, else -1 (none). Several inside and none exact is ErrAmbiguous.
+// Every backend resolves ids with it, so the rule is written once.
+func Pick(id string, scope map[string]string, scopes []map[string]string) (int, error) {
+	own := ScopeJSON(scope)
+	found, inside := -1, 0
+	for i, sc := range scopes {
+		if ScopeJSON(sc) == own {
+			return i, nil
+		}
+		if Inside(sc, scope) {
+			found, inside = i, inside+1
+		}
+	}
+	if inside > 1 {
+		return -1, fmt.Errorf("memory %s: %w: %d memories inside scope %s have this id, none in that scope itself; name the scope of the one meant",
+			id, ErrAmbiguous, inside, own)
+	}
+	return found, nil
+}
 
 // ScopeJSON is a scope's canonical text: a JSON object with the keys sorted,
 // exactly as encoding/json writes the map ("{}" for none). Two scopes are equal

@@ -103,3 +103,37 @@ func TestCheckStored(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+func TestPick(t *testing.T) {
+	a := map[string]string{"team": "a"}
+	au1 := map[string]string{"team": "a", "user": "u1"}
+	au2 := map[string]string{"team": "a", "user": "u2"}
+	b := map[string]string{"team": "b"}
+	for _, tc := range []struct {
+		name      string
+		scope     map[string]string
+		scopes    []map[string]string
+		want      int
+		ambiguous bool
+	}{
+		{"none", a, nil, -1, false},
+		{"only one outside", a, []map[string]string{b}, -1, false},
+		{"the only one inside", a, []map[string]string{b, au1}, 1, false},
+		{"exact before the one inside", a, []map[string]string{au1, a}, 1, false},
+		{"exact among several inside", au1, []map[string]string{a, au1, au2}, 1, false},
+		{"two inside, none exact", a, []map[string]string{au1, au2}, -1, true},
+		{"the whole store, one", nil, []map[string]string{au2}, 0, false},
+		{"the whole store, an unscoped one and a tenant's", nil, []map[string]string{b, {}}, 1, false},
+		{"the whole store, two tenants", nil, []map[string]string{a, b}, -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Pick("m1", tc.scope, tc.scopes)
+			if got != tc.want || errors.Is(err, ErrAmbiguous) != tc.ambiguous {
+				t.Fatalf("Pick = %d, %v; want %d, ambiguous %v", got, err, tc.want, tc.ambiguous)
+			}
+			if tc.ambiguous && !errors.Is(err, ErrInvalid) {
+				t.Errorf("%v does not wrap ErrInvalid", err)
+			}
+		})
+	}
+}

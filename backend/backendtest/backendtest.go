@@ -172,17 +172,6 @@ func put(t *testing.T, b backend.Backend, scope map[string]string, mems ...*memo
 	}
 }
 
-// synced brings a backend with local state up to date, as the engine does
-// before every read.
-func synced(t *testing.T, b backend.Backend) {
-	t.Helper()
-	if s, ok := b.(backend.Syncer); ok {
-		if _, err := s.Sync(ctx); err != nil {
-			t.Fatalf("Sync: %v", err)
-		}
-	}
-}
-
 // get returns one memory in scope, or nil.
 func get(t *testing.T, b backend.Backend, scope map[string]string, id string) *memory.Memory {
 	t.Helper()
@@ -196,7 +185,6 @@ func get(t *testing.T, b backend.Backend, scope map[string]string, id string) *m
 // list returns the ids List visits for q, in its order.
 func list(t *testing.T, b backend.Backend, q backend.ListQuery) []string {
 	t.Helper()
-	synced(t, b)
 	ids := []string{}
 	if err := b.List(ctx, q, func(m *memory.Memory) error { ids = append(ids, m.ID); return nil }); err != nil {
 		t.Fatalf("List: %v", err)
@@ -207,9 +195,6 @@ func list(t *testing.T, b backend.Backend, q backend.ListQuery) []string {
 // legs runs the legs and fails the test on error.
 func legs(t *testing.T, b backend.Searcher, q backend.LegQuery) *backend.LegResult {
 	t.Helper()
-	if bb, ok := b.(backend.Backend); ok {
-		synced(t, bb)
-	}
 	res, err := b.Legs(ctx, q)
 	if err != nil {
 		t.Fatalf("Legs: %v", err)

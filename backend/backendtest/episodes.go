@@ -129,21 +129,16 @@ func testEpisodeNeighbours(t *testing.T, s suite) {
 			t.Fatalf("Neighbours(%s, %d) after = %v, want %v", id, k, got, after)
 		}
 	}
-	synced(t, b)
 	if got := list(t, b, backend.ListQuery{Filter: memory.Filter{Episode: "standup", Scope: teamA}}); len(got) != 6 {
 		t.Fatalf("List of the episode: %v", got)
 	}
-	nb, ok := b.(backend.Neighbourer)
-	if !ok {
-		t.Skip("not a backend.Neighbourer: the engine lists the episode (EngineEpisodes covers it)")
-	}
-	want(nb, "E3", 1, []string{"E2"}, []string{"E4"})
-	want(nb, "E1", 2, []string{}, []string{"E2", "E3"})
-	want(nb, "E6", 3, []string{"E3", "E4", "E5"}, []string{})
-	want(nb, "E4", 10, []string{"E1", "E2", "E3"}, []string{"E5", "E6"})
+	want(b, "E3", 1, []string{"E2"}, []string{"E4"})
+	want(b, "E1", 2, []string{}, []string{"E2", "E3"})
+	want(b, "E6", 3, []string{"E3", "E4", "E5"}, []string{})
+	want(b, "E4", 10, []string{"E1", "E2", "E3"}, []string{"E5", "E6"})
 	// A turn moved within the episode takes its new place.
 	put(t, b, teamA, turn("E1", "standup", 9, "user", "turn number 1, said last", teamA))
-	want(nb, "E6", 1, []string{"E5"}, []string{"E1"})
+	want(b, "E6", 1, []string{"E5"}, []string{"E1"})
 }
 
 // testSupersedes: a memory that supersedes another leaves it out of what is
@@ -196,7 +191,6 @@ func testSupersedes(t *testing.T, s suite) {
 		t.Fatalf("List of what supersedes 01BER: %v", got)
 	}
 	// The derived supersession on the memories a listing returns.
-	synced(t, b)
 	err := b.List(ctx, backend.ListQuery{Filter: memory.Filter{Scope: teamA}}, func(m *memory.Memory) error {
 		var want *memory.Supersession
 		if m.ID == "01BER" {

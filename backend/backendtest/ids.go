@@ -113,15 +113,11 @@ func testIDNesting(t *testing.T, s suite) {
 
 func testUpdate(t *testing.T, s suite) {
 	b := s.backend(t)
-	up, ok := b.(backend.Updater)
-	if !ok {
-		t.Skip("the backend has no Updater: the engine's updates are read-then-write")
-	}
 	put(t, b, nil, mem("01A", "the first text mentions zebras", teamAU1), mem("01T", "a memory in u2", teamAU2))
-	if _, err := up.Update(ctx, teamB, "01A", func(m *memory.Memory) (*memory.Memory, error) { return m, nil }); !errors.Is(err, memory.ErrNotFound) {
+	if _, err := b.Update(ctx, teamB, "01A", func(m *memory.Memory) (*memory.Memory, error) { return m, nil }); !errors.Is(err, memory.ErrNotFound) {
 		t.Fatalf("team b's Update of team a's memory: %v, want ErrNotFound", err)
 	}
-	got, err := up.Update(ctx, teamA, "01A", func(m *memory.Memory) (*memory.Memory, error) {
+	got, err := b.Update(ctx, teamA, "01A", func(m *memory.Memory) (*memory.Memory, error) {
 		m.Text, m.UpdatedAt = "the new text mentions giraffes", at.Add(time.Minute)
 		m.ContentHash = m.ComputeHash()
 		m.Embedding = &memory.Embedding{Model: model, Dim: dim, Vector: embedText(m.Text)}
@@ -138,12 +134,12 @@ func testUpdate(t *testing.T, s suite) {
 		t.Fatalf("the new text is not found: %v", ids(res.BM25))
 	}
 	// fn's nil leaves the store as it was; fn's error aborts.
-	same, err := up.Update(ctx, nil, "01A", func(*memory.Memory) (*memory.Memory, error) { return nil, nil })
+	same, err := b.Update(ctx, nil, "01A", func(*memory.Memory) (*memory.Memory, error) { return nil, nil })
 	if err != nil || !reflect.DeepEqual(same, got) {
 		t.Fatalf("a no-op Update = %+v, %v", same, err)
 	}
 	stop := errors.New("stop")
-	if _, err := up.Update(ctx, nil, "01A", func(m *memory.Memory) (*memory.Memory, error) { m.Text = "lost"; return m, stop }); err != stop {
+	if _, err := b.Update(ctx, nil, "01A", func(m *memory.Memory) (*memory.Memory, error) { m.Text = "lost"; return m, stop }); err != stop {
 		t.Fatalf("Update with fn's error: %v", err)
 	}
 	if get(t, b, nil, "01A").Text == "lost" {
@@ -151,7 +147,7 @@ func testUpdate(t *testing.T, s suite) {
 	}
 	// Moving: out of the caller's scope is refused, onto a taken id too.
 	move := func(scope, to map[string]string) error {
-		_, err := up.Update(ctx, scope, "01A", func(m *memory.Memory) (*memory.Memory, error) { m.Scope = to; return m, nil })
+		_, err := b.Update(ctx, scope, "01A", func(m *memory.Memory) (*memory.Memory, error) { m.Scope = to; return m, nil })
 		return err
 	}
 	if err := move(teamAU1, teamB); !errors.Is(err, memory.ErrInvalid) {
@@ -252,25 +248,20 @@ func testEngineDeleteScope(t *testing.T, s suite) {
 // none or lie outside.
 func testDeleteKeys(t *testing.T, s suite) {
 	b := s.backend(t)
-	kd, ok := b.(backend.KeyDeleter)
-	if !ok {
-		t.Skip("the backend has no KeyDeleter: the engine deletes by scope with Delete")
-	}
 	put(t, b, nil, mem("01K", "u1's", teamAU1), mem("01K", "u2's", teamAU2), mem("01K", "team b's", teamB), mem("01L", "team a's", teamA))
 	keys := []string{memory.Key("01K", teamAU1), memory.Key("01K", teamAU2), memory.Key("01K", teamB),
 		memory.Key("01Z", teamA), memory.Key("01K", map[string]string{"team": "a", "user": "u9"}), "01L\x00not json"}
-	n, err := kd.DeleteKeys(ctx, teamA, keys)
+	n, err := b.DeleteKeys(ctx, teamA, keys)
 	if err != nil || n != 2 {
 		t.Fatalf("team a's DeleteKeys = %d, %v; want its two 01K", n, err)
 	}
-	synced(t, b)
 	if got := list(t, b, backend.ListQuery{}); !reflect.DeepEqual(got, []string{"01K", "01L"}) {
 		t.Fatalf("left %v, want team b's 01K and team a's 01L", got)
 	}
 	if got := get(t, b, teamB, "01K"); got == nil {
 		t.Fatal("team a's DeleteKeys removed team b's 01K")
 	}
-	if n, err := kd.DeleteKeys(ctx, nil, []string{memory.Key("01K", teamB)}); err != nil || n != 1 {
+	if n, err := b.DeleteKeys(ctx, nil, []string{memory.Key("01K", teamB)}); err != nil || n != 1 {
 		t.Fatalf("the whole store's DeleteKeys = %d, %v; want 1", n, err)
 	}
 }

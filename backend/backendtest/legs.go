@@ -229,7 +229,6 @@ func testHybrid(t *testing.T, s suite) {
 	}
 	put(t, b, nil, mem("01A", "the heron fishes in the shallows", teamA), mem("01B", "the heron nests high", teamB),
 		mem("01C", "shallows are warm in summer", teamA))
-	synced(t, b)
 	res, err := hy.Hybrid(ctx, backend.HybridQuery{LegQuery: backend.LegQuery{Filter: memory.Filter{Scope: teamA}, K: 10,
 		Text: "heron shallows", Vector: embedText("heron shallows"), Model: model}, BM25Weight: 1, VectorWeight: 1})
 	if err != nil {

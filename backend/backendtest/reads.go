@@ -22,7 +22,6 @@ func testList(t *testing.T, s suite) {
 		t.Fatalf("List in team a = %v, want %v", got, want)
 	}
 	// Without Vectors a memory still names its model and dimension.
-	synced(t, b)
 	err := b.List(ctx, backend.ListQuery{}, func(m *memory.Memory) error {
 		if e := m.Embedding; e == nil || e.Model != model || e.Dim != dim {
 			return fmt.Errorf("memory %s: embedding %+v, want model %s dim %d", m.ID, e, model, dim)
@@ -117,7 +116,6 @@ func testModels(t *testing.T, s suite) {
 	none := mem("01N", "no vector", nil)
 	none.Embedding = nil
 	put(t, b, nil, mem("01A", "one", nil), mem("01B", "two", nil), other, none)
-	synced(t, b)
 	models, err := b.Models(ctx)
 	want := map[string]backend.ModelInfo{model: {Dim: dim, Count: 2}, "other:model": {Dim: 3, Count: 1}}
 	if err != nil || !reflect.DeepEqual(models, want) {

@@ -46,7 +46,6 @@ func testPutGet(t *testing.T, s suite) {
 	// A parent scope sees its children.
 	sameMemory(t, "Get in a parent scope", get(t, b, teamA, "01FULL"), want[0])
 	var got []*memory.Memory
-	synced(t, b)
 	err := b.List(ctx, backend.ListQuery{Vectors: true}, func(m *memory.Memory) error { got = append(got, m); return nil })
 	if err != nil || len(got) != 2 {
 		t.Fatalf("List with vectors: %d memories, %v", len(got), err)
@@ -215,16 +214,12 @@ func testSetEmbeddings(t *testing.T, s suite) {
 
 func testPutMerging(t *testing.T, s suite) {
 	b := s.backend(t)
-	mg, ok := b.(backend.Merger)
-	if !ok {
-		t.Skip("the backend has no Merger: the engine stores exact repeats as new memories")
-	}
 	put(t, b, nil, mem("01B", "the same words", teamA), mem("01A", "the same words", teamA))
 	// A repeat in the same scope merges into the least id; the same words in
 	// another scope, a new text, or a memory not mergeable are stored.
 	in := []*memory.Memory{mem("02A", "the same words", teamA), mem("02B", "the same words", teamB),
 		mem("02C", "other words", teamA), mem("02D", "the same words", teamA)}
-	existing, err := mg.PutMerging(ctx, nil, in, []bool{true, true, true, false}, nil)
+	existing, err := b.PutMerging(ctx, nil, in, []bool{true, true, true, false}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,14 +230,14 @@ func testPutMerging(t *testing.T, s suite) {
 		t.Fatalf("after PutMerging: %v", got)
 	}
 	// Outside the caller's scope: refused, nothing stored.
-	_, err = mg.PutMerging(ctx, teamA, []*memory.Memory{mem("03A", "new", teamA), mem("03B", "planted", teamB)}, []bool{true, true}, nil)
+	_, err = b.PutMerging(ctx, teamA, []*memory.Memory{mem("03A", "new", teamA), mem("03B", "planted", teamB)}, []bool{true, true}, nil)
 	if !errors.Is(err, memory.ErrInvalid) || get(t, b, nil, "03A") != nil {
 		t.Fatalf("PutMerging outside the scope: %v", err)
 	}
 	// merge gets the stored memory whole, inside the write; what it returns
 	// replaces it there, and nothing else of the repeat is stored.
 	var got []string
-	existing, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("04A", "other words", teamA), mem("04B", "fresh words", teamA)}, []bool{true, true},
+	existing, err = b.PutMerging(ctx, nil, []*memory.Memory{mem("04A", "other words", teamA), mem("04B", "fresh words", teamA)}, []bool{true, true},
 		func(i int, stored *memory.Memory) (*memory.Memory, error) {
 			got = append(got, fmt.Sprintf("%d:%s:%v", i, stored.ID, stored.Embedding != nil))
 			upd := clone(stored)
@@ -264,12 +259,12 @@ func testPutMerging(t *testing.T, s suite) {
 	named.Name = "a name"
 	named.ContentHash = named.ComputeHash()
 	put(t, b, nil, named)
-	existing, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("06B", " spaced words here ", teamA)}, []bool{true}, nil)
+	existing, err = b.PutMerging(ctx, nil, []*memory.Memory{mem("06B", " spaced words here ", teamA)}, []bool{true}, nil)
 	if err != nil || !reflect.DeepEqual(existing, []string{"06A"}) {
 		t.Fatalf("PutMerging of the same text, normalised, without the name: %q, %v", existing, err)
 	}
 	// A failing merge fails the call: nothing of it is stored.
-	_, err = mg.PutMerging(ctx, nil, []*memory.Memory{mem("05A", "brand new", teamA), mem("05B", "other words", teamA)}, []bool{true, true},
+	_, err = b.PutMerging(ctx, nil, []*memory.Memory{mem("05A", "brand new", teamA), mem("05B", "other words", teamA)}, []bool{true, true},
 		func(int, *memory.Memory) (*memory.Memory, error) { return nil, errors.New("refused") })
 	if err == nil || get(t, b, nil, "05A") != nil {
 		t.Fatalf("a failing merge: %v, 05A stored %v", err, get(t, b, nil, "05A") != nil)

@@ -105,27 +105,22 @@ func (b *Backend) Put(ctx context.Context, scope map[string]string, mems []*memo
 	return nil
 }
 
-// resolve applies the id rule (backend.Backend) to id in scope: the key of
-// the memory with that id whose scope is exactly scope, else of the only one
-// inside it; "" for none. The caller holds the lock.
+// resolve applies the id rule (memory.Pick) to id in scope: the key of the
+// memory it names, "" for none. The caller holds the lock.
 func (b *Backend) resolve(id string, scope map[string]string) (string, error) {
-	if _, ok := b.mems[memory.Key(id, scope)]; ok {
-		return memory.Key(id, scope), nil
-	}
-	var found []string
+	var keys []string
+	var scopes []map[string]string
 	for k, m := range b.mems {
-		if m.ID == id && memory.Inside(m.Scope, scope) {
-			found = append(found, k)
+		if m.ID == id {
+			keys = append(keys, k)
+			scopes = append(scopes, m.Scope)
 		}
 	}
-	switch len(found) {
-	case 0:
-		return "", nil
-	case 1:
-		return found[0], nil
+	i, err := memory.Pick(id, scope, scopes)
+	if i < 0 {
+		return "", err
 	}
-	return "", fmt.Errorf("memory %s: %w: %d memories inside scope %s have this id, none in that scope itself; name the scope of the one meant",
-		id, memory.ErrAmbiguous, len(found), memory.ScopeJSON(scope))
+	return keys[i], nil
 }
 
 // Delete removes the memories the ids name in scope, all or none.

@@ -82,9 +82,12 @@ type Options struct {
 const DefaultANNMinVectors = index.DefaultGraphMin
 
 // Backend is an open SQLite store with its mirror. It implements
-// backend.Backend and the optional powers asserted below (Syncer, Settings,
-// Forker, Snapshotter, Describer, KeyDeleter, ...), and embed.Cache over the
-// file's embedding cache.
+// backend.Backend and the optional powers asserted below (Settings, Forker,
+// Warmer, Diagnoser, QueryTermer), and embed.Cache over the file's embedding
+// cache. Every read of the index first applies what other processes wrote
+// (the file's change log), so reads see every committed write; the
+// SQLite-only administration (WriteSnapshot, Doctor, the index diagnostics)
+// is called on it directly.
 type Backend struct {
 	st *store.Store
 	mi *mirror.Mirror
@@ -95,18 +98,11 @@ type Backend struct {
 
 var (
 	_ backend.Backend     = (*Backend)(nil)
-	_ backend.Syncer      = (*Backend)(nil)
 	_ backend.Settings    = (*Backend)(nil)
 	_ backend.Forker      = (*Backend)(nil)
-	_ backend.Snapshotter = (*Backend)(nil)
-	_ backend.Describer   = (*Backend)(nil)
 	_ backend.Warmer      = (*Backend)(nil)
-	_ backend.Tallier     = (*Backend)(nil)
-	_ backend.Merger      = (*Backend)(nil)
-	_ backend.Updater     = (*Backend)(nil)
 	_ backend.Diagnoser   = (*Backend)(nil)
-	_ backend.Neighbourer = (*Backend)(nil)
-	_ backend.KeyDeleter  = (*Backend)(nil)
+	_ backend.QueryTermer = (*Backend)(nil)
 )
 
 // Open opens or creates the store at path. Its index is loaded on first need
@@ -124,6 +120,17 @@ func Open(ctx context.Context, path string, opts Options) (*Backend, error) {
 	return &Backend{st: st, mi: mirror.New(st, mo)}, nil
 }
 
+// FilePath is the file a SQLite location names: what follows sqlite://
+// (sqlite:///var/lib/agent.db is /var/lib/agent.db, sqlite://agent.db is
+// agent.db), else the location itself, a path.
+func FilePath(location string) string {
+	if backend.Scheme(location) != "sqlite" {
+		return location
+	}
+	_, path, _ := strings.Cut(strings.TrimSpace(location), "://")
+	return path
+}
+
 // Warm loads the index now, if it is not loaded yet, and waits for its ANN
 // graph when one is being built: a server calls it at start so that its
 // first search does not pay for it (searches before the graph is ready are
@@ -138,6 +145,16 @@ func (b *Backend) Warm(ctx context.Context) error {
 		return fmt.Errorf("build the ANN graph of %s: %w", b.st.Path(), err)
 	}
 	return nil
+}
+
+// current loads the index on first need and applies the writes other
+// processes logged since it last looked, so that a read sees every
+// committed write (a CLI write is in a running server's next search).
+func (b *Backend) current(ctx context.Context) error {
+	if err := b.Warm(ctx); err != nil {
+		return err
+	}
+	return b.mi.CatchUp(ctx)
 }
 
 // mirrorOptions are the index options the backend's options ask for.
@@ -300,7 +317,7 @@ func (b *Backend) Get(ctx context.Context, scope map[string]string, ids []string
 // for the stored vectors, from the file (without loading the index).
 func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory.Memory) error) error {
 	if !q.Vectors {
-		if err := b.Warm(ctx); err != nil {
+		if err := b.current(ctx); err != nil {
 			return err
 		}
 	}
@@ -309,7 +326,7 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 		if q.Filter.Current || q.Filter.AsOf != nil {
 			// What supersedes what is derived by the index, not stored:
 			// the index says which memories the filter admits.
-			if err := b.Warm(ctx); err != nil {
+			if err := b.current(ctx); err != nil {
 				return err
 			}
 			admitted := map[string]*memory.Memory{}
@@ -344,7 +361,7 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 
 // Models counts the index's vectors per model.
 func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, error) {
-	if err := b.Warm(ctx); err != nil {
+	if err := b.current(ctx); err != nil {
 		return nil, err
 	}
 	return b.mi.Models(ctx)
@@ -352,7 +369,7 @@ func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, err
 
 // Legs runs the legs over the index.
 func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResult, error) {
-	if err := b.Warm(ctx); err != nil {
+	if err := b.current(ctx); err != nil {
 		return nil, err
 	}
 	return b.mi.Legs(ctx, q)
@@ -360,16 +377,18 @@ func (b *Backend) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegRes
 
 // Neighbours finds a memory's neighbours in its episode from the index.
 func (b *Backend) Neighbours(ctx context.Context, scope map[string]string, id string, k int) (before, after []*memory.Memory, err error) {
-	if err := b.Warm(ctx); err != nil {
+	if err := b.current(ctx); err != nil {
 		return nil, nil, err
 	}
 	return b.mi.Neighbours(ctx, scope, id, k)
 }
 
-// Sync applies other processes' writes from the change log.
+// Sync applies other processes' writes from the change log now, loading the
+// index first if need be (every read of the index does it itself), and
+// reports whether a store setting changed since the last Sync.
 func (b *Backend) Sync(ctx context.Context) (bool, error) { return b.mi.Sync(ctx) }
 
-// Setting reads a store setting.
+// Setting reads a store setting from the file, as every process last wrote it.
 func (b *Backend) Setting(ctx context.Context, key string) (string, bool, error) {
 	return b.st.Setting(ctx, key)
 }
@@ -381,13 +400,16 @@ func (b *Backend) SetSetting(ctx context.Context, key, value string) error {
 
 // Fork is a private copy of the index for calibration.
 func (b *Backend) Fork(ctx context.Context, model string, replace map[string]*memory.Memory) (backend.Searcher, error) {
-	if err := b.Warm(ctx); err != nil {
+	if err := b.current(ctx); err != nil {
 		return nil, err
 	}
 	return b.mi.Fork(model, replace), nil
 }
 
-// WriteSnapshot writes the index snapshot now.
+// WriteSnapshot writes the index as it is now to the store's snapshot file
+// (SnapshotPath) atomically, records it in the database, and returns the
+// file's size. Open and Close write one when it pays; callers may force one,
+// for example before handing a large store to many short-lived processes.
 func (b *Backend) WriteSnapshot(ctx context.Context) (int64, error) { return b.mi.WriteSnapshot(ctx) }
 
 // Describe reports the file, its size (with the write-ahead log) and the
@@ -395,6 +417,9 @@ func (b *Backend) WriteSnapshot(ctx context.Context) (int64, error) { return b.m
 // file's own (without loading it).
 func (b *Backend) Describe(ctx context.Context) (backend.Description, error) {
 	d := backend.Description{Kind: "sqlite", Path: b.st.Path()}
+	if err := b.mi.CatchUp(ctx); err != nil {
+		return d, err
+	}
 	if b.mi.Loaded() {
 		d.ChangeSeq, d.Memories = b.mi.Seq(), b.mi.Len()
 	} else {
@@ -418,6 +443,11 @@ func (b *Backend) Describe(ctx context.Context) (backend.Description, error) {
 // account when it is loaded, else one pass over the rows (decoding only, no
 // index built).
 func (b *Backend) BadRows(ctx context.Context) ([]backend.BadRow, error) {
+	// Catch up first: another process (doctor --repair) may have rewritten
+	// rows the index still lists as bad.
+	if err := b.mi.CatchUp(ctx); err != nil {
+		return nil, err
+	}
 	rows := b.mi.BadRows()
 	if !b.mi.Loaded() {
 		rows = nil
@@ -480,7 +510,7 @@ func (b *Backend) Footprint() index.Footprint { return b.mi.Footprint() }
 
 // QueryTerms is the mirror's (backend.QueryTermer).
 func (b *Backend) QueryTerms(ctx context.Context, text string, scope map[string]string) ([]backend.TermCount, int, error) {
-	if err := b.Warm(ctx); err != nil {
+	if err := b.current(ctx); err != nil {
 		return nil, 0, err
 	}
 	return b.mi.QueryTerms(ctx, text, scope)

@@ -16,8 +16,7 @@ import (
 )
 
 // Backend is Engram's engine on a Weaviate class: backend.Backend and the
-// optional Hybrider (native fusion), Updater, Merger, Describer, Tallier,
-// Completer, Neighbourer, Pinger, StatsScoper and KeyDeleter. Weaviate has no transactions, so what the seam promises as one
+// optional Hybrider (native fusion), Completer, Pinger and StatsScoper. Weaviate has no transactions, so what the seam promises as one
 // write is here one batch whose objects are each written whole or not at all
 // (see Put), and the read-modify-writes (Update, RecordUse, SetEmbeddings,
 // PutMerging) are atomic among this process's calls only; docs/weaviate.md says what that
@@ -257,23 +256,18 @@ func (b *Backend) PutMerging(ctx context.Context, scope map[string]string, mems 
 	return existing, nil
 }
 
-// pick resolves one id among the memories in scope that have it
-// (memory.ErrAmbiguous): the one whose scope is the caller's, else the only
-// one; nil when there is none.
+// pick resolves one id among the memories in scope that have it by the id
+// rule (memory.Pick); nil when there is none.
 func pick(scope map[string]string, id string, ms []*memory.Memory) (*memory.Memory, error) {
-	switch len(ms) {
-	case 0:
-		return nil, nil
-	case 1:
-		return ms[0], nil
+	scopes := make([]map[string]string, len(ms))
+	for i, m := range ms {
+		scopes[i] = m.Scope
 	}
-	want := memory.ScopeJSON(scope)
-	for _, m := range ms {
-		if memory.ScopeJSON(m.Scope) == want {
-			return m, nil
-		}
+	i, err := memory.Pick(id, scope, scopes)
+	if i < 0 {
+		return nil, err
 	}
-	return nil, fmt.Errorf("memory %s: %w: %d memories inside scope %s have it; name one's scope", id, memory.ErrAmbiguous, len(ms), want)
+	return ms[i], nil
 }
 
 // resolve reads the memories the ids name in scope (pick), by id, with

@@ -175,7 +175,7 @@ type bencher struct {
 }
 
 func (b *bencher) options() engram.Options {
-	return engram.Options{Embedder: b.corpus.Embedder(), ANNMinVectors: b.f.annMin}
+	return engram.Options{Embedder: b.corpus.Embedder(), SQLite: sqlite.Options{ANNMinVectors: b.f.annMin}}
 }
 
 // benchSelectivities are the tag filters recall is measured under: every
@@ -207,7 +207,7 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 	}
 	// Remove any index snapshot so that the first open measures the full
 	// rebuild (which writes a new one).
-	_ = os.Remove(engram.SnapshotPath(path))
+	_ = os.Remove(sqlite.SnapshotPath(path))
 	// Start the open from a clean heap: the ingesting store is closed and gone.
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -235,7 +235,7 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 		return nil, err
 	}
 	res.LoadSeconds, res.OpenSeconds = load, first
-	if _, err := os.Stat(engram.SnapshotPath(path)); err == nil {
+	if _, err := os.Stat(sqlite.SnapshotPath(path)); err == nil {
 		// The first open wrote an index snapshot: time the open that loads it,
 		// from a clean heap again (what the rebuild left would count as RSS
 		// until the runtime returns it).
@@ -269,7 +269,7 @@ func (b *bencher) size(ctx context.Context, path string, n int) (*benchSize, err
 		f := fp.Footprint()
 		res.Footprint = &f
 	}
-	if st, err := os.Stat(engram.SnapshotPath(path)); err == nil {
+	if st, err := os.Stat(sqlite.SnapshotPath(path)); err == nil {
 		res.SnapshotBytes = st.Size()
 	}
 	if err := b.recall(ctx, path, n, res); err != nil {
@@ -472,7 +472,7 @@ func storeSize(path string) int64 {
 
 // removeStore deletes a store file and its WAL and shared-memory files.
 func removeStore(path string) {
-	for _, p := range []string{path, path + "-wal", path + "-shm", engram.SnapshotPath(path)} {
+	for _, p := range []string{path, path + "-wal", path + "-shm", sqlite.SnapshotPath(path)} {
 		_ = os.Remove(p)
 	}
 }

@@ -45,7 +45,7 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	opts.NoSnapshot = true
+	opts.SQLite.NoSnapshot = true
 	if cmd.Flags().Changed("relevance-floor") {
 		opts.VectorFloor = &f.floor
 	}

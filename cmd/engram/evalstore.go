@@ -39,7 +39,7 @@ var _ eval.Store = (*evalStore)(nil)
 // that server, named after the URL's class with a random suffix, and dropped
 // on Close.
 func evalOpener(opts engram.Options, root, db string, onDeferred func(reason string)) (eval.Opener, error) {
-	opts.NoSnapshot = true // a throwaway store: a snapshot would only cost time
+	opts.SQLite.NoSnapshot = true // a throwaway store: a snapshot would only cost time
 	if weaviate.IsURL(db) {
 		cfg, err := weaviate.ParseURL(db)
 		if err != nil {

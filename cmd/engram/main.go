@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"io"
 	"os"
 	"os/signal"
@@ -52,12 +53,12 @@ func exitCode(err error) int {
 		errors.Is(err, engram.ErrInvalid),
 		errors.Is(err, engram.ErrInvalidQuery),
 		errors.Is(err, engram.ErrNotFound),
-		errors.Is(err, engram.ErrNotEngram),
-		errors.Is(err, engram.ErrNewerSchema),
-		errors.Is(err, engram.ErrBadPath),
-		errors.Is(err, engram.ErrDamaged),
-		errors.Is(err, engram.ErrOldSchema),
-		errors.Is(err, engram.ErrReadOnly),
+		errors.Is(err, sqlite.ErrNotEngram),
+		errors.Is(err, sqlite.ErrNewerSchema),
+		errors.Is(err, sqlite.ErrBadPath),
+		errors.Is(err, sqlite.ErrDamaged),
+		errors.Is(err, sqlite.ErrOldSchema),
+		errors.Is(err, sqlite.ErrReadOnly),
 		errors.Is(err, engram.ErrScope):
 		return 2
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"github.com/engram-memory/engram/backend/weaviate"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/format"
@@ -226,10 +227,10 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 // path resolves the database path; create makes the default data directory.
 func (e *env) path(create bool) (string, error) {
 	if e.dbPath != "" {
-		return e.dbPath, nil
+		return sqlite.FilePath(e.dbPath), nil
 	}
 	if p := os.Getenv("ENGRAM_DB"); p != "" {
-		return p, nil
+		return sqlite.FilePath(p), nil
 	}
 	dir := os.Getenv("XDG_DATA_HOME")
 	if dir == "" {

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"log/slog"
 	"math/rand"
 	"os"
@@ -30,8 +31,9 @@ import (
 )
 
 type (
-	DB       = engram.DB
-	Options  = engram.Options
+	DB = engram.DB
+	// Options are the SQLite index's, which these tests vary.
+	Options  = sqlite.Options
 	Memory   = engram.Memory
 	Query    = engram.Query
 	Response = engram.Response
@@ -39,10 +41,12 @@ type (
 	Patch    = engram.Patch
 )
 
-var (
-	Open         = engram.Open
-	SnapshotPath = engram.SnapshotPath
-)
+var SnapshotPath = sqlite.SnapshotPath
+
+// Open opens path with the SQLite options opts and the default embedder.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	return engram.Open(ctx, path, engram.Options{SQLite: opts})
+}
 
 // logBuf collects a DB's debug log so tests can see whether a snapshot was used.
 type logBuf struct {
@@ -82,12 +86,18 @@ func snapMemory(r *rand.Rand, i int) *Memory {
 // loads its index (as a first search would: the index is built on first need).
 func openSnap(t testing.TB, path string, opts Options) (*DB, *logBuf) {
 	t.Helper()
+	return openEngine(t, path, engram.Options{SQLite: opts})
+}
+
+// openEngine is openSnap with the engine's options.
+func openEngine(t testing.TB, path string, opts engram.Options) (*DB, *logBuf) {
+	t.Helper()
 	lb := &logBuf{}
 	opts.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if opts.SnapshotMinMemories == 0 {
-		opts.SnapshotMinMemories = 100
+	if opts.SQLite.SnapshotMinMemories == 0 {
+		opts.SQLite.SnapshotMinMemories = 100
 	}
-	db, err := Open(context.Background(), path, opts)
+	db, err := engram.Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,12 +641,11 @@ func spoilSnapshot(t *testing.T, path string, edit func([]byte)) {
 func TestSnapshotMappedVectors(t *testing.T) {
 	ctx := context.Background()
 	corpus := synth.New(synth.Config{Seed: 5, Dim: 512})
-	opts := func(o Options) Options {
-		o.Embedder = corpus.Embedder()
-		return o
+	opts := func(o Options) engram.Options {
+		return engram.Options{SQLite: o, Embedder: corpus.Embedder()}
 	}
 	path := filepath.Join(t.TempDir(), "s.db")
-	db, _ := openSnap(t, path, opts(Options{}))
+	db, _ := openEngine(t, path, opts(Options{}))
 	r := rand.New(rand.NewSource(1))
 	var mems []*Memory
 	for i := range 700 { // 700 × 2 KiB of float32 rows: mapped
@@ -656,21 +665,21 @@ func TestSnapshotMappedVectors(t *testing.T) {
 	}
 	check := func(stage string) {
 		t.Helper()
-		snap, lb := openSnap(t, path, opts(Options{SnapshotMinMemories: -1}))
+		snap, lb := openEngine(t, path, opts(Options{SnapshotMinMemories: -1}))
 		if !strings.Contains(lb.String(), "index snapshot loaded") {
 			t.Fatalf("%s: snapshot not loaded:\n%s", stage, lb)
 		}
 		if got := mapped(snap); (got > 0) != (runtime.GOOS == "linux") {
 			t.Fatalf("%s: %d bytes of vectors mapped", stage, got)
 		}
-		rebuilt, _ := openSnap(t, path, opts(Options{NoSnapshot: true}))
+		rebuilt, _ := openEngine(t, path, opts(Options{NoSnapshot: true}))
 		sameAnswers(t, answers(t, snap), answers(t, rebuilt), true)
 		snap.Close()
 		rebuilt.Close()
 	}
 	check("as written")
 
-	other, _ := openSnap(t, path, opts(Options{NoSnapshot: true}))
+	other, _ := openEngine(t, path, opts(Options{NoSnapshot: true}))
 	for i, id := range firstIDs(t, other, 90) {
 		var err error
 		switch i % 3 {
@@ -699,10 +708,10 @@ func TestSnapshotMappedVectors(t *testing.T) {
 	if err := os.WriteFile(SnapshotPath(path), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spoilt, lb := openSnap(t, path, opts(Options{SnapshotMinMemories: -1}))
+	spoilt, lb := openEngine(t, path, opts(Options{SnapshotMinMemories: -1}))
 	if log := lb.String(); strings.Contains(log, "index snapshot loaded") || !strings.Contains(log, "checksum") {
 		t.Fatalf("a flipped byte in the vectors: want a rebuild:\n%s", log)
 	}
-	rebuilt, _ := openSnap(t, path, opts(Options{NoSnapshot: true}))
+	rebuilt, _ := openEngine(t, path, opts(Options{NoSnapshot: true}))
 	sameAnswers(t, answers(t, spoilt), answers(t, rebuilt), true)
 }

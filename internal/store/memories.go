@@ -215,28 +215,26 @@ func logChange(ctx context.Context, tx *sql.Tx, id, scope, op string) (int64, er
 	return res.LastInsertId()
 }
 
-// pick applies the id rule to the scopes (ScopeJSON) of the rows holding one
-// id: the index of the one that is exactly scope, else of the only one inside
-// it, else -1. Several inside and none exact is ambiguous. Rows whose scope
-// cannot be read are invisible (they are bad rows, reported elsewhere).
+// pick applies the id rule (memory.Pick) to the scopes (ScopeJSON) of the
+// rows holding one id: the index of the one it names in scope, or -1. Rows
+// whose scope cannot be read are invisible (they are bad rows, reported
+// elsewhere).
 func pick(id string, scopes []string, scope map[string]string) (int, error) {
-	own := memory.ScopeJSON(scope)
-	found, inside := -1, 0
+	readable := make([]map[string]string, 0, len(scopes))
+	at := make([]int, 0, len(scopes))
 	for i, raw := range scopes {
-		if raw == own {
-			return i, nil
-		}
 		sc, err := parseScope(raw)
-		if err != nil || memory.ScopeJSON(sc) != raw || !memory.Inside(sc, scope) {
+		if err != nil || memory.ScopeJSON(sc) != raw {
 			continue
 		}
-		found, inside = i, inside+1
+		readable = append(readable, sc)
+		at = append(at, i)
 	}
-	if inside > 1 {
-		return -1, fmt.Errorf("memory %s: %w: %d memories inside scope %s have this id, none in that scope itself; name the scope of the one meant",
-			id, memory.ErrAmbiguous, inside, own)
+	j, err := memory.Pick(id, scope, readable)
+	if j < 0 {
+		return -1, err
 	}
-	return found, nil
+	return at[j], nil
 }
 
 // resolve finds, inside tx, the scope of the row id names in scope (see

@@ -48,7 +48,7 @@ func chaosStore(t *testing.T, dir string, corpus *synth.Corpus, n int) string {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.WriteSnapshot(context.Background()); err != nil {
+	if _, err := db.Backend().(*sqlite.Backend).WriteSnapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -222,14 +222,14 @@ func TestChaosSnapshot(t *testing.T) {
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			for _, opts := range []engram.Options{{NoSnapshot: true}, {}} {
+			for _, opts := range []engram.Options{{SQLite: sqlite.Options{NoSnapshot: true}}, {}} {
 				opts.Embedder = corpus.Embedder()
 				again, err := engram.Open(context.Background(), path, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got := chaosAnswers(t, again, queries); !slices.Equal(got, live) {
-					t.Errorf("NoSnapshot %v: answers differ from the live index's:\n got %v\nwant %v", opts.NoSnapshot, got, live)
+					t.Errorf("NoSnapshot %v: answers differ from the live index's:\n got %v\nwant %v", opts.SQLite.NoSnapshot, got, live)
 				}
 				again.Close()
 			}

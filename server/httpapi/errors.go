@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"net/http"
 	"syscall"
 
@@ -76,7 +77,7 @@ func toError(err error) (e *Error, ok bool) {
 		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "%s", err.Error()), true
 	case errors.Is(err, engram.ErrInvalid), errors.Is(err, engram.ErrInvalidQuery):
 		return errorf(http.StatusBadRequest, CodeBadRequest, "%s", err.Error()), true
-	case errors.Is(err, engram.ErrFull), errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, sqlite.ErrFull), errors.Is(err, syscall.ENOSPC):
 		// Logged with its detail (the file's path); the client learns why
 		// and that the same write is safe to retry once there is room.
 		return errorf(http.StatusInsufficientStorage, CodeInsufficientStorage,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/engram-memory/engram/backend"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func (f fullDisk) Put(context.Context, map[string]string, []*memory.Memory) erro
 	return fmt.Errorf("store memories: %w", f.err)
 }
 
-func (f fullDisk) PutMerging(context.Context, map[string]string, []*memory.Memory, []bool) ([]string, error) {
+func (f fullDisk) PutMerging(context.Context, map[string]string, []*memory.Memory, []bool, backend.MergeFunc) ([]string, error) {
 	return nil, fmt.Errorf("store memories: %w", f.err)
 }
 
@@ -71,7 +72,7 @@ func TestInsufficientStorage(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"SQLITE_FULL", fmt.Errorf("commit: %w: %w", engram.ErrFull, full)},
+		{"SQLITE_FULL", fmt.Errorf("commit: %w: %w", sqlite.ErrFull, full)},
 		{"ENOSPC", &os.PathError{Op: "write", Path: "/var/lib/engram/engram.db-wal", Err: syscall.ENOSPC}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

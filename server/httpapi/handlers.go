@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -418,18 +417,16 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ *tenant, _ st
 const readyzTimeout = 2 * time.Second
 
 // readyz answers 200 while the server takes requests and its backend
-// answers (a backend.Pinger is asked each time: a Weaviate server that is
-// down makes this server not ready), naming the backend.
+// answers (DB.Ping asks it each time: a Weaviate server that is down makes
+// this server not ready), naming the backend.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ *tenant, _ string) error {
 	if !s.ready.Load() {
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "not ready: the server is shutting down")
 	}
-	if p, ok := s.db.Backend().(backend.Pinger); ok {
-		ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
-		defer cancel()
-		if err := p.Ping(ctx); err != nil {
-			return errorf(http.StatusServiceUnavailable, CodeUnavailable, "not ready: backend %s does not answer: %v", s.kind, err)
-		}
+	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "not ready: backend %s does not answer: %v", s.kind, err)
 	}
 	out := map[string]string{"status": "ready"}
 	if s.kind != "" {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -89,7 +88,7 @@ type Server struct {
 	routes []route
 	mounts []mount
 	ready  atomic.Bool
-	kind   string // the backend's kind, for /readyz ("" when it does not say)
+	kind   string // the backend's kind (DB.Kind), for /readyz
 }
 
 // New returns a server for db. Every key must be at least MinKeyLength bytes,
@@ -131,11 +130,7 @@ func New(db *engram.DB, cfg Config) (*Server, error) {
 	if len(s.keys) == 0 {
 		s.open = &tenant{b: db}
 	}
-	if k, ok := db.Backend().(interface{ Kind() string }); ok {
-		s.kind = k.Kind()
-	} else if _, ok := db.Backend().(backend.Describer); ok {
-		s.kind = "sqlite"
-	}
+	s.kind = db.Kind()
 	s.routes = s.routeTable()
 	s.ready.Store(true)
 	return s, nil

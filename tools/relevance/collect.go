@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/engram-memory/engram/backend/sqlite"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/embed"
+	_ "github.com/engram-memory/engram/embed/builtin" // the default embedder of the stores it opens
 	"github.com/engram-memory/engram/internal/bm25"
 	"github.com/engram-memory/engram/internal/eval"
 	"github.com/engram-memory/engram/internal/index"
@@ -69,7 +71,7 @@ type store struct {
 func openStore(ctx context.Context, dir, name string, docs []*memory.Memory) (*store, error) {
 	path := filepath.Join(dir, strings.NewReplacer("/", "_", "→", "_").Replace(name)+".db")
 	_ = os.Remove(path)
-	db, err := engram.Open(ctx, path, engram.Options{NoSnapshot: true}) // throwaway stores
+	db, err := engram.Open(ctx, path, engram.Options{SQLite: sqlite.Options{NoSnapshot: true}}) // throwaway stores
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
