@@ -249,6 +249,17 @@ func TestClusterNodeLoss(t *testing.T) {
 	killed = true
 	killedAt := time.Now()
 	phase("node down", 2*clusterMinPuts, clusterMinReads)
+	// The level reaches the server: with a node down, ALL cannot be met.
+	all, err := Open(ctx, Config{Endpoint: cl.URLs[0], Class: class, TenantKey: "team", Replicas: 3, Consistency: "ALL", Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := all.Put(ctx, []*memory.Memory{clusterMem(clusterTeamNames[0], 99999)}); err == nil {
+		t.Errorf("a write at ALL with node %d down succeeded", clusterVictim)
+	} else {
+		t.Logf("a write at ALL with node %d down: %v", clusterVictim, err)
+	}
+	all.Close()
 	if err := cl.Restart(clusterVictim); err != nil {
 		t.Fatal(err)
 	}
