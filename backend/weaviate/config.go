@@ -343,6 +343,9 @@ func (c *Config) withDefaults() error {
 	if c.Shards < 1 || c.Shards > 64 {
 		return bad("shards %d: want 1..64", c.Shards)
 	}
+	if c.Shards > 1 && c.TenantKey != "" {
+		return bad("shards %d with tenant key %q: a tenant is always one shard", c.Shards, c.TenantKey)
+	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
 	}

@@ -97,6 +97,9 @@ func TestShardedKeywordEval(t *testing.T) {
 		if err := s.Put(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
+		if counts, err := shardCounts(ctx, base, s.cfg.Class); err != nil || len(counts) != shards {
+			t.Fatalf("class %s has shards %v (%v), want %d", s.cfg.Class, counts, err, shards)
+		}
 		for _, m := range modes {
 			sum := eval.Metrics{}
 			var times []time.Duration
