@@ -89,6 +89,12 @@ type Config struct {
 	// Replicas is the class's replication factor (default 1). Fixed when the
 	// class is created.
 	Replicas int
+	// Shards is how many shards a class without a tenant key is split into
+	// (default 1; Weaviate's own default is one per node). Weaviate keeps
+	// BM25 statistics per shard, so more than one changes keyword scores
+	// (docs/weaviate.md, "A cluster"). A tenant is always one shard. Fixed
+	// when the class is created.
+	Shards int
 	// BatchSize is the objects per batch request (DefaultBatchSize).
 	BatchSize int
 }
@@ -118,6 +124,7 @@ var (
 //	k1, b        BM25 parameters (default 1.2, 0.75; fixed when the class is created)
 //	index        hnsw or flat (default hnsw)
 //	replicas     replication factor, 1..64 (default 1; fixed when the class is created)
+//	shards       shards of a class without tenants, 1..64 (default 1; fixed when the class is created)
 //	batch        objects per batch request, 1..1000 (default 100)
 //
 // An API key is never taken from the URL itself: URLs end up in logs and
@@ -225,6 +232,12 @@ func ParseURL(raw string) (Config, error) {
 				return bad("replicas %q: want 1..64", v)
 			}
 			c.Replicas = n
+		case "shards":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return bad("shards %q: want 1..64", v)
+			}
+			c.Shards = n
 		case "batch":
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -323,6 +336,15 @@ func (c *Config) withDefaults() error {
 	}
 	if c.Replicas < 1 || c.Replicas > 64 {
 		return bad("replicas %d: want 1..64", c.Replicas)
+	}
+	if c.Shards == 0 {
+		c.Shards = 1
+	}
+	if c.Shards < 1 || c.Shards > 64 {
+		return bad("shards %d: want 1..64", c.Shards)
+	}
+	if c.Shards > 1 && c.TenantKey != "" {
+		return bad("shards %d with tenant key %q: a tenant is always one shard", c.Shards, c.TenantKey)
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize

@@ -18,10 +18,10 @@ func TestParseURL(t *testing.T) {
 	}{
 		{name: "minimal", url: "weaviate://127.0.0.1:8080",
 			want: Config{Endpoint: "http://127.0.0.1:8080", Class: "Memory", Consistency: "QUORUM", Timeout: 10 * time.Second, Retries: 3,
-				Tokenizer: "engram", VectorIndex: "hnsw", Replicas: 1, BatchSize: 100}},
-		{name: "everything", url: "weaviate://db.internal:443?class=Agents_2&tenant=team&consistency=all&grpc=50051&tls=true&timeout=2s&retries=0&tokenizer=word&k1=1.5&b=0.5&index=flat&replicas=3&batch=500&api_key_env=MY_KEY",
+				Tokenizer: "engram", VectorIndex: "hnsw", Replicas: 1, Shards: 1, BatchSize: 100}},
+		{name: "everything", url: "weaviate://db.internal:443?class=Agents_2&tenant=team&consistency=all&grpc=50051&tls=true&timeout=2s&retries=0&tokenizer=word&k1=1.5&b=0.5&index=flat&replicas=3&shards=1&batch=500&api_key_env=MY_KEY",
 			want: Config{Endpoint: "https://db.internal:443", Class: "Agents_2", TenantKey: "team", Consistency: "ALL", GRPCPort: 50051,
-				Timeout: 2 * time.Second, Retries: 0, Tokenizer: "word", K1: 1.5, B: 0.5, VectorIndex: "flat", Replicas: 3, BatchSize: 500,
+				Timeout: 2 * time.Second, Retries: 0, Tokenizer: "word", K1: 1.5, B: 0.5, VectorIndex: "flat", Replicas: 3, Shards: 1, BatchSize: 500,
 				APIKey: "s3cret", APIKeyEnv: "MY_KEY"}},
 		{name: "IPv6 host", url: "weaviate://[::1]:8080?class=M", want: Config{Endpoint: "http://[::1]:8080", Class: "M"}},
 		{name: "wrong scheme", url: "http://127.0.0.1:8080", err: "scheme must be weaviate"},
@@ -33,6 +33,9 @@ func TestParseURL(t *testing.T) {
 		{name: "repeated parameter", url: "weaviate://h:1?class=A&class=B", err: "given 2 times"},
 		{name: "bad consistency", url: "weaviate://h:1?consistency=SOME", err: "consistency"},
 		{name: "bad timeout", url: "weaviate://h:1?timeout=-1s", err: "timeout"},
+		{name: "shards", url: "weaviate://h:1?shards=3&replicas=3", want: Config{Endpoint: "http://h:1", Class: "Memory", Replicas: 3, Shards: 3}},
+		{name: "shards above 64", url: "weaviate://h:1?shards=65", err: "shards 65"},
+		{name: "shards of a tenant class", url: "weaviate://h:1?shards=3&tenant=team", err: "a tenant is always one shard"},
 		{name: "bad tokenizer", url: "weaviate://h:1?tokenizer=trigram", err: "tokenizer"},
 		{name: "b above 1", url: "weaviate://h:1?b=1.5", err: "BM25"},
 		{name: "tenant key with '='", url: "weaviate://h:1?tenant=a%3Db", err: "tenant key"},
@@ -69,6 +72,7 @@ func TestParseURL(t *testing.T) {
 			check("B", got.B, w.B, w.B == 0)
 			check("VectorIndex", got.VectorIndex, w.VectorIndex, w.VectorIndex == "")
 			check("Replicas", got.Replicas, w.Replicas, w.Replicas == 0)
+			check("Shards", got.Shards, w.Shards, w.Shards == 0)
 			check("BatchSize", got.BatchSize, w.BatchSize, w.BatchSize == 0)
 			check("APIKey", got.APIKey, w.APIKey, false)
 		})

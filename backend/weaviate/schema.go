@@ -175,6 +175,10 @@ func (s *Store) newClass() map[string]any {
 	}
 	if c.TenantKey != "" {
 		class["multiTenancyConfig"] = map[string]any{"enabled": true, "autoTenantCreation": true, "autoTenantActivation": true}
+	} else {
+		// Weaviate would make one shard per node; each keeps its own BM25
+		// statistics (docs/weaviate.md, "A cluster").
+		class["shardingConfig"] = map[string]any{"desiredCount": c.Shards}
 	}
 	return class
 }
