@@ -57,6 +57,11 @@ type Mirror struct {
 	// settingsChanged records that a catch-up saw a setting change, until
 	// Sync reports it.
 	settingsChanged bool
+	// current is the store's Version at the start of the last catch-up that
+	// found the index up to date, and haveCurrent whether there was one: a
+	// catch-up at that Version has nothing to read.
+	current     store.Version
+	haveCurrent bool
 	// loaded is set, under syncMu, once the index reflects the store: until
 	// then no write is applied to it (Load reads them from the store).
 	loaded atomic.Bool
@@ -276,7 +281,24 @@ func (m *Mirror) CatchUp(ctx context.Context) error {
 	if m.st == nil || !m.Loaded() {
 		return nil // a fork, or nothing loaded
 	}
-	return m.sync(ctx)
+	// Nothing committed to the file since the last catch-up means nothing to
+	// apply: one PRAGMA instead of a change-log query. Without a Version,
+	// read the change log.
+	at, verr := m.st.Version(ctx)
+	m.syncMu.Lock()
+	if verr == nil && m.haveCurrent && m.current == at {
+		m.syncMu.Unlock()
+		return nil
+	}
+	err := m.syncLocked(ctx)
+	// at was read before the change log: a commit in between changes the
+	// Version, so the next catch-up reads again.
+	m.current, m.haveCurrent = at, err == nil && verr == nil
+	m.syncMu.Unlock()
+	if err == nil {
+		m.maybeBuildGraphs()
+	}
+	return err
 }
 
 func (m *Mirror) sync(ctx context.Context) error {

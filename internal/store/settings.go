@@ -7,17 +7,32 @@ import (
 	"fmt"
 )
 
-// Setting returns a store-level setting (for example a calibrated leg weight).
+// Setting returns a store-level setting (for example a calibrated leg
+// weight), as every process last wrote it. A search reads one each time, so
+// a value read at the file's current Version is answered from memory.
 func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
+	s.verMu.Lock()
+	defer s.verMu.Unlock()
+	at, verr := s.versionLocked(ctx)
+	if c, hit := s.settings[key]; verr == nil && hit && c.at == at {
+		return c.value, c.ok, nil
+	}
 	var v string
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	ok := err == nil
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
+		err = nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("read setting %s: %w", key, err)
 	}
-	return v, true, nil
+	if verr == nil { // read after at: any later commit changes the Version
+		if s.settings == nil {
+			s.settings = map[string]cachedSetting{}
+		}
+		s.settings[key] = cachedSetting{at: at, value: v, ok: ok}
+	}
+	return v, ok, nil
 }
 
 // SetSetting stores a setting, or deletes it when value is empty, and logs

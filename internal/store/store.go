@@ -55,6 +55,18 @@ type Store struct {
 	// changesStmt is the change-log read every search's catch-up runs,
 	// prepared once (parsing it was 16% of a keyword search); nil until first use.
 	changesStmt *sql.Stmt
+
+	verMu sync.Mutex // guards verConn, verStmt, verGen and settings
+	// verConn is a connection kept for PRAGMA data_version, which never
+	// writes: the number it reads changes whenever any other connection, of
+	// this process or another, commits to the file. nil until first use, or
+	// after an error; verGen counts the connections, since their numbers are
+	// not comparable.
+	verConn *sql.Conn
+	verStmt *sql.Stmt
+	verGen  uint64
+	// settings caches setting reads by the Version they were read at.
+	settings map[string]cachedSetting
 }
 
 // Open opens or creates the database at path. A file or directory this
@@ -263,6 +275,9 @@ func (s *Store) Close() error {
 		s.changesStmt = nil
 	}
 	s.stmtMu.Unlock()
+	s.verMu.Lock()
+	s.dropVersionConn()
+	s.verMu.Unlock()
 	return s.db.Close()
 }
 
