@@ -170,8 +170,14 @@ func parse(data string) (*file, error) {
 	}
 	nNorm := r.count("normaliser entries", 1<<21)
 	norm := &reader{s: r.take(int(r.u32("normaliser bytes")), "normaliser")}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if nNorm > len(norm.s)/5 { // an entry takes 5 bytes or more
+		return nil, fmt.Errorf("e5: %d normaliser entries in %d bytes", nNorm, len(norm.s))
+	}
 	cfg.Norm = make(map[rune][]rune, nNorm)
-	for range nNorm {
+	for i := 0; i < nNorm && norm.err == nil; i++ {
 		cp := rune(norm.u32("normaliser entry"))
 		n := len(norm.take(1, "normaliser entry"))
 		if n == 1 {
@@ -187,7 +193,7 @@ func parse(data string) (*file, error) {
 		r.err = norm.err
 	}
 	nt := r.count("tensor count", 1<<16)
-	for range nt {
+	for i := 0; i < nt && r.err == nil; i++ {
 		name := r.take(int(r.u16("tensor name")), "tensor name")
 		dt := r.take(1, "tensor dtype")
 		n := int(r.u32("tensor size"))
