@@ -87,7 +87,8 @@ func TestPrefetchWhen(t *testing.T) {
 	}
 }
 
-// TestPrefetched: the prefetched vector answers its text once computed;
+// TestPrefetched: the prefetched vector answers its text as a query once
+// computed (a memory of the same text is embedded as memories are);
 // other texts, and a failed prefetch, go to the model; a cancelled wait
 // returns the context's error.
 func TestPrefetched(t *testing.T) {
@@ -95,24 +96,27 @@ func TestPrefetched(t *testing.T) {
 	m := &inProcess{}
 	p := &prefetched{Embedder: m, text: "q", done: make(chan struct{}), vec: []float32{7, 7}}
 	close(p.done)
-	if v, err := p.Embed(ctx, []string{"q"}); err != nil || v[0][0] != 7 || m.calls.Load() != 0 {
+	if v, err := p.EmbedQuery(ctx, []string{"q"}); err != nil || v[0][0] != 7 || m.calls.Load() != 0 {
 		t.Errorf("prefetched text: %v %v, %d model calls", v, err, m.calls.Load())
 	}
-	if v, err := p.Embed(ctx, []string{"other"}); err != nil || v[0][0] != 5 || m.calls.Load() != 1 {
+	if v, err := p.EmbedQuery(ctx, []string{"other"}); err != nil || v[0][0] != 5 || m.calls.Load() != 1 {
 		t.Errorf("other text: %v %v, %d model calls", v, err, m.calls.Load())
 	}
-	if _, err := p.Embed(ctx, []string{"q", "q"}); err != nil || m.calls.Load() != 2 {
+	if _, err := p.EmbedQuery(ctx, []string{"q", "q"}); err != nil || m.calls.Load() != 2 {
 		t.Errorf("a batch: %v, %d model calls", err, m.calls.Load())
+	}
+	if v, err := p.Embed(ctx, []string{"q"}); err != nil || v[0][0] == 7 || m.calls.Load() != 3 {
+		t.Errorf("a memory of the prefetched text got %v %v, %d model calls", v, err, m.calls.Load())
 	}
 	failed := &prefetched{Embedder: m, text: "q", done: make(chan struct{})}
 	close(failed.done)
-	if v, err := failed.Embed(ctx, []string{"q"}); err != nil || v[0][0] != 1 || m.calls.Load() != 3 {
+	if v, err := failed.EmbedQuery(ctx, []string{"q"}); err != nil || v[0][0] != 1 || m.calls.Load() != 4 {
 		t.Errorf("after a failed prefetch: %v %v, %d model calls", v, err, m.calls.Load())
 	}
 	pending := &prefetched{Embedder: m, text: "q", done: make(chan struct{})}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := pending.Embed(cctx, []string{"q"}); !errors.Is(err, context.Canceled) {
+	if _, err := pending.EmbedQuery(cctx, []string{"q"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 	if !pending.InProcess() {

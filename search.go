@@ -78,7 +78,7 @@ func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
 	p := &prefetched{Embedder: e.embedder, text: text, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		vecs, err := e.embedder.Embed(ctx, []string{text})
+		vecs, err := embed.EmbedQuery(ctx, e.embedder, []string{text})
 		if err == nil && len(vecs) == 1 {
 			p.vec = vecs[0]
 		}
@@ -86,9 +86,9 @@ func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
 	return p
 }
 
-// prefetched is an embedder whose vector of one text is being computed
-// already: Embed of that text alone waits for it (or for ctx), and anything
-// else, or a prefetch that failed, is embedded as usual.
+// prefetched is an embedder whose query vector of one text is being
+// computed already: EmbedQuery of that text alone waits for it (or for ctx),
+// and anything else, or a prefetch that failed, is embedded as usual.
 type prefetched struct {
 	embed.Embedder
 	text string
@@ -103,7 +103,7 @@ func (p *prefetched) InProcess() bool { return embed.IsInProcess(p.Embedder) }
 // the model reads as it would without the prefetch.
 func (p *prefetched) Unread(text string) string { return embed.Unread(p.Embedder, text) }
 
-func (p *prefetched) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (p *prefetched) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 1 && texts[0] == p.text {
 		select {
 		case <-p.done:
@@ -114,7 +114,7 @@ func (p *prefetched) Embed(ctx context.Context, texts []string) ([][]float32, er
 			return nil, ctx.Err()
 		}
 	}
-	return p.Embedder.Embed(ctx, texts)
+	return embed.EmbedQuery(ctx, p.Embedder, texts)
 }
 
 // searcher assembles the pipeline's configuration over the legs of s.

@@ -68,6 +68,16 @@ func (c *cached) Unread(text string) string {
 	return Unread(c.e, text)
 }
 
+// EmbedQuery embeds queries: by the wrapped embedder's EmbedQuery, past the
+// cache, when it embeds queries its own way (the cache holds memories'
+// vectors); as Embed does otherwise.
+func (c *cached) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	if q, ok := c.e.(Querier); ok {
+		return q.EmbedQuery(ctx, texts)
+	}
+	return c.Embed(ctx, texts)
+}
+
 // Embed returns one vector per text, embedding only what the cache lacks.
 func (c *cached) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if c.e == nil || c.c == nil {

@@ -33,6 +33,22 @@ type Warmer interface {
 	Warm(ctx context.Context) error
 }
 
+// Querier is implemented by embedders whose model embeds a search query
+// differently from the texts it is to find (multilingual-e5 prefixes
+// "query: " and "passage: "): Embed embeds memories, EmbedQuery queries.
+type Querier interface {
+	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedQuery embeds texts as search queries: by e's EmbedQuery where it has
+// one, by its Embed otherwise.
+func EmbedQuery(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	if q, ok := e.(Querier); ok {
+		return q.EmbedQuery(ctx, texts)
+	}
+	return e.Embed(ctx, texts)
+}
+
 // IsInProcess reports whether e says it computes in this process.
 func IsInProcess(e Embedder) bool {
 	ip, ok := e.(InProcess)

@@ -6,6 +6,7 @@ package builtin
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/embed/bert"
@@ -22,6 +23,11 @@ const (
 	Static = "static"
 	// GloVe is pooled GloVe 100-d word vectors, the first built-in model.
 	GloVe = "glove"
+	// Multilingual is multilingual-e5-small (384-d, about a hundred
+	// languages), run by the pure-Go encoder of embed/e5. Its 72 MB file is
+	// linked only into a program that imports embed/builtin/multilingual
+	// (the engram command does).
+	Multilingual = "multilingual"
 )
 
 // Default is the model a store gets when it names none, chosen by
@@ -29,8 +35,55 @@ const (
 // still imports 10,000 short memories in under a minute on two cores.
 const Default = MiniLM
 
-// Names lists the built-in models, the default first.
-func Names() []string { return []string{MiniLM, Static, GloVe} }
+// Names lists the built-in models, the default first, then those linked
+// into this program by Register.
+func Names() []string {
+	names := []string{MiniLM, Static, GloVe}
+	for _, l := range linkable {
+		if _, ok := lookup(l.name); ok {
+			names = append(names, l.name)
+		}
+	}
+	return names
+}
+
+// linkable are the built-in models in packages of their own, which register
+// themselves when linked, in Names' order, with the package that links each.
+var linkable = []struct{ name, pkg string }{
+	{Multilingual, "github.com/engram-memory/engram/embed/builtin/multilingual"},
+}
+
+// registry holds the models whose packages registered them.
+var registry struct {
+	sync.Mutex
+	m map[string]registered
+}
+
+type registered struct {
+	title string
+	open  func() (embed.Embedder, error)
+}
+
+// Register makes a built-in model that lives in its own package (so that
+// only a program that imports it links its file) known to New by name.
+// Its package calls it from init. The model is registered with package
+// embed too, as the models linked here are (register.go).
+func Register(name, title string, open func() (embed.Embedder, error)) {
+	registry.Lock()
+	if registry.m == nil {
+		registry.m = map[string]registered{}
+	}
+	registry.m[name] = registered{title: title, open: open}
+	registry.Unlock()
+	embed.Register(name, open)
+}
+
+func lookup(name string) (registered, bool) {
+	registry.Lock()
+	defer registry.Unlock()
+	r, ok := registry.m[name]
+	return r, ok
+}
 
 // New returns the shared embedder of a built-in model by name; "" and
 // "builtin" mean Default.
@@ -44,6 +97,14 @@ func New(name string) (embed.Embedder, error) {
 		return static.Default()
 	case GloVe:
 		return glove.Default()
+	}
+	if r, ok := lookup(strings.ToLower(name)); ok {
+		return r.open()
+	}
+	for _, l := range linkable {
+		if l.name == strings.ToLower(name) {
+			return nil, fmt.Errorf("built-in model %q is not linked into this program (import %s)", name, l.pkg)
+		}
 	}
 	return nil, fmt.Errorf("no built-in embedding model %q (have %s)", name, strings.Join(Names(), ", "))
 }
@@ -79,7 +140,12 @@ func Models() ([]Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := Model{Name: n, Title: titles[n], ID: e.Model(), Default: n == Default}
+		title, ok := titles[n]
+		if !ok {
+			r, _ := lookup(n)
+			title = r.title
+		}
+		m := Model{Name: n, Title: title, ID: e.Model(), Default: n == Default}
 		if d, ok := e.(interface{ Dim() int }); ok {
 			m.Dim = d.Dim()
 		}

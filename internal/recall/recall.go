@@ -306,7 +306,12 @@ func (r *run) queryVector(ctx context.Context) ([]float32, error) {
 	t0 := time.Now()
 	ectx, cancel := context.WithTimeout(ctx, durOr(s.EmbedTimeout, DefaultEmbedTimeout))
 	defer cancel()
-	vecs, err := s.Embedder.Embed(ectx, []string{text})
+	var vecs [][]float32
+	if q.HyDE { // a hypothetical memory: embedded as memories are
+		vecs, err = s.Embedder.Embed(ectx, []string{text})
+	} else {
+		vecs, err = embed.EmbedQuery(ectx, s.Embedder, []string{text})
+	}
 	r.timed("embed", t0)
 	if err == nil && len(vecs) != 1 {
 		err = fmt.Errorf("embedder returned %d vectors for 1 text", len(vecs))

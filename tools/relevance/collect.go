@@ -159,7 +159,7 @@ func (s *store) ask(ctx context.Context, kind string, c eval.Case, pool int) (sa
 		sm.Cands = append(sm.Cands, cd)
 	}
 	if s.emb != nil && len(s.vecs) > 0 {
-		qv, err := s.emb.Embed(ctx, []string{c.Text})
+		qv, err := embed.EmbedQuery(ctx, s.emb, []string{c.Text})
 		if err == nil && len(qv) == 1 && qv[0] != nil {
 			cos := make([]float64, 0, len(s.vecs))
 			for _, v := range s.vecs {
