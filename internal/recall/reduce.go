@@ -24,15 +24,28 @@ import (
 // query's length (one tokenization and one count) and bounded after it.
 // The response says what was cut (Response.Reduced and a degraded entry of
 // stage "query"). A query at most LongQueryBytes long runs whole, as before.
-const (
+//
+// The first three are variables only so that engram eval can sweep them
+// (--long-query); nothing else sets them. docs/evaluation.md has the sweep.
+var (
 	// LongQueryBytes is the longest query that runs whole.
 	LongQueryBytes = 4096
 	// MaxQueryTerms is the distinct keyword terms a reduced query keeps.
 	MaxQueryTerms = 64
-	// QueryWindowBytes is the head of a reduced query the vector leg,
-	// date reading, HyDE and rerank read: within one window of the built-in
-	// model (256 word pieces) for English text.
+	// QueryWindowBytes is the part of a reduced query (its window) the
+	// vector leg, date reading, HyDE and rerank read: within one window of
+	// the built-in model (256 word pieces) for English text.
 	QueryWindowBytes = 512
+	// QueryWindowEnds makes the window the query's first and last
+	// QueryWindowBytes/2 bytes instead of its first QueryWindowBytes: a
+	// question typed after (or before) a pasted text is in it either way.
+	QueryWindowEnds = false
+	// WindowTermsFirst keeps the window's keyword terms before any other
+	// (up to MaxQueryTerms), then the most discriminative of the rest.
+	WindowTermsFirst = false
+)
+
+const (
 	// TermSampleBytes bounds the text a reduced query's terms are counted
 	// in: a longer query is sampled in TermSampleChunks pieces spread evenly
 	// over it, whole words each, so that tokenizing (stemming every distinct
@@ -46,6 +59,9 @@ const (
 func VectorText(query string) string {
 	if len(query) <= LongQueryBytes {
 		return query
+	}
+	if QueryWindowEnds {
+		return ends(query, QueryWindowBytes)
 	}
 	return head(query, QueryWindowBytes)
 }
@@ -85,7 +101,22 @@ func (r *run) reduce(ctx context.Context) error {
 		red.Terms += c.Count
 	}
 	red.Distinct = len(counts)
-	red.Kept = keepTerms(counts, n, MaxQueryTerms)
+	var first map[string]bool
+	if WindowTermsFirst {
+		var wc []backend.TermCount
+		if qt, ok := r.s.Backend.(backend.QueryTermer); ok {
+			if wc, _, err = qt.QueryTerms(ctx, r.window, r.q.Filter.Scope); err != nil {
+				return fmt.Errorf("reducing a long query: %w", err)
+			}
+		} else {
+			wc = backend.CountTerms(defaultTok.Tokens(r.window))
+		}
+		first = make(map[string]bool, len(wc))
+		for _, c := range wc {
+			first[c.Term] = true
+		}
+	}
+	red.Kept = keepTerms(counts, n, MaxQueryTerms, first)
 	r.terms = red.Kept
 	r.resp.Reduced = red
 	red.Sampled = len(text)
@@ -93,8 +124,12 @@ func (r *run) reduce(ctx context.Context) error {
 	if len(text) < len(r.q.Query) {
 		in = fmt.Sprintf(" in a sample of %d bytes spread over it", red.Sampled)
 	}
-	r.degrade("query", fmt.Errorf("long query (%d bytes, over %d): the BM25 leg searched the %d most discriminative of its %d distinct terms%s (%d with repeats); the vector leg, dates, HyDE and rerank read its first %d bytes",
-		red.Bytes, LongQueryBytes, len(red.Kept), red.Distinct, in, red.Terms, red.Window))
+	window := fmt.Sprintf("its first %d bytes", red.Window)
+	if QueryWindowEnds {
+		window = fmt.Sprintf("%d bytes of its start and end", red.Window)
+	}
+	r.degrade("query", fmt.Errorf("long query (%d bytes, over %d): the BM25 leg searched the %d most discriminative of its %d distinct terms%s (%d with repeats); the vector leg, dates, HyDE and rerank read %s",
+		red.Bytes, LongQueryBytes, len(red.Kept), red.Distinct, in, red.Terms, window))
 	return nil
 }
 
@@ -109,14 +144,23 @@ func (r *run) reduce(ctx context.Context) error {
 // the limit equal to their share of the query's occurrences, the most
 // frequent first: a prompt mostly about something the store lacks stays
 // weakly relevant. Ties go to the term that appears first.
-func keepTerms(counts []backend.TermCount, n, limit int) []string {
+//
+// The terms in first (the window's, with WindowTermsFirst) are kept before
+// any other, in order of first appearance, up to limit; the rest of the
+// limit goes to the others as above.
+func keepTerms(counts []backend.TermCount, n, limit int, first map[string]bool) []string {
 	type ranked struct {
 		at    int
 		score float64
 	}
 	var present, absent []ranked
+	var at []int
 	total, absentOcc := 0, 0
 	for i, c := range counts {
+		if first[c.Term] && len(at) < limit {
+			at = append(at, i)
+			continue
+		}
 		total += c.Count
 		boost := 1 + math.Log(float64(c.Count))
 		switch {
@@ -138,6 +182,7 @@ func keepTerms(counts []backend.TermCount, n, limit int) []string {
 	}
 	slices.SortFunc(present, byScore)
 	slices.SortFunc(absent, byScore)
+	limit -= len(at)
 	nAbsent := 0
 	if total > 0 {
 		nAbsent = min(len(absent), int(math.Round(float64(limit)*float64(absentOcc)/float64(total))))
@@ -146,7 +191,6 @@ func keepTerms(counts []backend.TermCount, n, limit int) []string {
 	if nPresent < limit-nAbsent { // too few present terms: the rest go to absent ones
 		nAbsent = min(len(absent), limit-nPresent)
 	}
-	at := make([]int, 0, nPresent+nAbsent)
 	for _, p := range present[:nPresent] {
 		at = append(at, p.at)
 	}
@@ -176,6 +220,25 @@ func head(text string, max int) string {
 		cut = cut[:i]
 	}
 	return strings.TrimSpace(cut)
+}
+
+// ends is text's first and last max/2 bytes (head and tail: whole words,
+// at rune boundaries) joined by a newline, or text when at most max bytes
+// long.
+func ends(text string, max int) string {
+	if len(text) <= max {
+		return text
+	}
+	half := max / 2
+	start := len(text) - half
+	for start < len(text) && !utf8.RuneStart(text[start]) {
+		start++
+	}
+	tail := text[start:]
+	if i := strings.IndexFunc(tail, unicode.IsSpace); i >= 0 && i <= half/2 { // from the first whole word
+		tail = tail[i:]
+	}
+	return head(text, half) + "\n" + strings.TrimSpace(tail)
 }
 
 // sample is text when at most max bytes long, else chunks pieces of it, each
