@@ -17,32 +17,35 @@ import (
 
 // Long queries. A prompt pasted whole (a log, a file, a transcript) must not
 // hold a search past its deadline: a query longer than LongQueryBytes is
-// reduced, deterministically, before any leg runs. Its keyword terms are
-// counted once (repeats merged) and the most discriminative MaxQueryTerms
-// of them kept for the BM25 leg; the vector leg, date reading, HyDE and
-// rerank read the first QueryWindowBytes of it. The work is linear in the
-// query's length (one tokenization and one count) and bounded after it.
-// The response says what was cut (Response.Reduced and a degraded entry of
-// stage "query"). A query at most LongQueryBytes long runs whole, as before.
+// reduced, deterministically, before any leg runs. Its window is its first
+// and last QueryWindowBytes/2 bytes, where a question typed before or after
+// a pasted text is: the vector leg, date reading, HyDE and rerank read it.
+// Its keyword terms are counted once (repeats merged) and MaxQueryTerms of
+// them kept for the BM25 leg: the window's first, then the most
+// discriminative of the rest. The work is linear in the query's length (one
+// tokenization and one count) and bounded after it. The response says what
+// was cut (Response.Reduced and a degraded entry of stage "query"). A query
+// at most LongQueryBytes long runs whole, as before.
 //
-// The first three are variables only so that engram eval can sweep them
-// (--long-query); nothing else sets them. docs/evaluation.md has the sweep.
+// These are variables only so that engram eval can measure other settings
+// (its mode parameter long=); nothing else sets them. docs/evaluation.md
+// has the sweep that chose them: with the first 512 bytes alone and the 64
+// most discriminative terms, LoCoMo questions padded to 8 KB with pasted
+// conversation were answered almost never.
 var (
 	// LongQueryBytes is the longest query that runs whole.
 	LongQueryBytes = 4096
 	// MaxQueryTerms is the distinct keyword terms a reduced query keeps.
 	MaxQueryTerms = 64
-	// QueryWindowBytes is the part of a reduced query (its window) the
-	// vector leg, date reading, HyDE and rerank read: within one window of
-	// the built-in model (256 word pieces) for English text.
+	// QueryWindowBytes is the size of a reduced query's window: within one
+	// window of the built-in model (256 word pieces) for English text.
 	QueryWindowBytes = 512
-	// QueryWindowEnds makes the window the query's first and last
-	// QueryWindowBytes/2 bytes instead of its first QueryWindowBytes: a
-	// question typed after (or before) a pasted text is in it either way.
-	QueryWindowEnds = false
+	// QueryWindowEnds makes the window the query's start and end; false:
+	// its first QueryWindowBytes (as before the sweep).
+	QueryWindowEnds = true
 	// WindowTermsFirst keeps the window's keyword terms before any other
-	// (up to MaxQueryTerms), then the most discriminative of the rest.
-	WindowTermsFirst = false
+	// (up to MaxQueryTerms); false: the most discriminative of all.
+	WindowTermsFirst = true
 )
 
 const (
@@ -55,7 +58,7 @@ const (
 )
 
 // VectorText is the text of a (validated, trimmed) query that the vector
-// leg embeds: the query, or a long one's head.
+// leg embeds: the query, or a long one's window.
 func VectorText(query string) string {
 	if len(query) <= LongQueryBytes {
 		return query
@@ -70,8 +73,8 @@ func VectorText(query string) string {
 // (backend.QueryTermer).
 var defaultTok = tokenize.New(tokenize.DefaultOptions())
 
-// reduce cuts a long query to bounded work: r.window becomes its head and
-// r.terms its kept keyword terms. A short query is left as it is.
+// reduce cuts a long query to bounded work: r.window becomes its window
+// and r.terms its kept keyword terms. A short query is left as it is.
 func (r *run) reduce(ctx context.Context) error {
 	r.window = r.q.Query
 	if len(r.q.Query) <= LongQueryBytes {
@@ -86,6 +89,10 @@ func (r *run) reduce(ctx context.Context) error {
 		err    error
 	)
 	text := sample(r.q.Query, TermSampleBytes, TermSampleChunks)
+	red.Sampled = len(text)
+	if WindowTermsFirst && len(text) < len(r.q.Query) {
+		text += "\n" + r.window // the window's terms are counted, so they can be kept
+	}
 	if qt, ok := r.s.Backend.(backend.QueryTermer); ok {
 		counts, n, err = qt.QueryTerms(ctx, text, r.q.Filter.Scope)
 		if err != nil {
@@ -119,9 +126,8 @@ func (r *run) reduce(ctx context.Context) error {
 	red.Kept = keepTerms(counts, n, MaxQueryTerms, first)
 	r.terms = red.Kept
 	r.resp.Reduced = red
-	red.Sampled = len(text)
 	in := ""
-	if len(text) < len(r.q.Query) {
+	if red.Sampled < len(r.q.Query) {
 		in = fmt.Sprintf(" in a sample of %d bytes spread over it", red.Sampled)
 	}
 	window := fmt.Sprintf("its first %d bytes", red.Window)
@@ -222,23 +228,24 @@ func head(text string, max int) string {
 	return strings.TrimSpace(cut)
 }
 
-// ends is text's first and last max/2 bytes (head and tail: whole words,
-// at rune boundaries) joined by a newline, or text when at most max bytes
-// long.
+// ends is text's head of at most max/2 bytes and its tail of at most the
+// rest less one byte (whole words, at rune boundaries) joined by a newline:
+// at most max bytes; text itself when that long at most.
 func ends(text string, max int) string {
 	if len(text) <= max {
 		return text
 	}
-	half := max / 2
-	start := len(text) - half
+	first := head(text, max/2)
+	size := max - len(first) - 1
+	start := len(text) - size
 	for start < len(text) && !utf8.RuneStart(text[start]) {
 		start++
 	}
 	tail := text[start:]
-	if i := strings.IndexFunc(tail, unicode.IsSpace); i >= 0 && i <= half/2 { // from the first whole word
+	if i := strings.IndexFunc(tail, unicode.IsSpace); i >= 0 && i <= size/2 { // from the first whole word
 		tail = tail[i:]
 	}
-	return head(text, half) + "\n" + strings.TrimSpace(tail)
+	return first + "\n" + strings.TrimSpace(tail)
 }
 
 // sample is text when at most max bytes long, else chunks pieces of it, each

@@ -69,12 +69,14 @@ func TestEnds(t *testing.T) {
 	}{
 		{"short is whole", "a few words", 100, "a few words"},
 		{"head and tail, whole words", "alpha beta gamma delta epsilon zeta", 20, "alpha beta\nzeta"},
-		{"runes are not cut", "éééééééééé", 8, "éé\néé"},
+		{"at most max bytes", "alpha beta gamma delta epsilon zeta", 21, "alpha beta\nzeta"},
+		{"the tail takes what the head leaves", "alpha beta gamma delta epsilon zeta", 24, "alpha beta\nepsilon zeta"},
+		{"runes are not cut", "éééééééééé", 8, "éé\né"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := ends(c.text, c.max)
-			if got != c.want || !utf8.ValidString(got) {
+			if got != c.want || !utf8.ValidString(got) || len(got) > c.max {
 				t.Errorf("ends(%q, %d) = %q, want %q", c.text, c.max, got, c.want)
 			}
 		})
