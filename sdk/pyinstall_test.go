@@ -63,7 +63,9 @@ func TestPythonPackageInstalls(t *testing.T) {
 		}
 	}
 
+	// The two installs wait mostly on the registry: side by side.
 	t.Run("folder", func(t *testing.T) {
+		t.Parallel()
 		pkg := cleanCopy(t, "python", pythonFiles)
 		venv := newVenv(t, py, env)
 		run(t, t.TempDir(), env, venvPython(venv), "-m", "pip", "install", pkg)
@@ -71,6 +73,7 @@ func TestPythonPackageInstalls(t *testing.T) {
 	})
 
 	t.Run("wheel", func(t *testing.T) {
+		t.Parallel()
 		pkg := cleanCopy(t, "python", pythonFiles)
 		build := newVenv(t, py, env)
 		wheels := t.TempDir()
