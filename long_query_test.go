@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -95,5 +96,51 @@ func TestLongQueryReduced(t *testing.T) {
 	short := longPrompt(recall.LongQueryBytes)
 	if resp := search(t, db, engram.Query{Query: short, NoRecord: true}); resp.Reduced != nil {
 		t.Errorf("a query of %d bytes was reduced: %+v", len(short), *resp.Reduced)
+	}
+}
+
+// TestLongPromptQuestionLast: a question typed after a long pasted text
+// whose words the store knows well (here, each of 100 tickets named ten
+// times) is still what a reduced query searches for: the window holds the
+// prompt's start and end, and the window's terms are kept before the
+// pasted text's. With the first 512 bytes alone and the 64 most
+// discriminative terms, the question's words were cut and the memory that
+// answers it was not found (any@5 0.026 on LoCoMo questions padded to 8 KB,
+// docs/evaluation.md).
+func TestLongPromptQuestionLast(t *testing.T) {
+	db := openTest(t, engram.Options{Embedder: noiseEmbedder})
+	r := rand.New(rand.NewPCG(25, 4))
+	word := func() string {
+		w := make([]byte, 9)
+		for j := range w {
+			w[j] = byte('a' + r.IntN(26))
+		}
+		return string(w)
+	}
+	mems := []*engram.Memory{{Text: "The deploy key lives in the vault under ops/deploy"}}
+	var pasted strings.Builder
+	for i := range 100 {
+		name := word()
+		mems = append(mems, &engram.Memory{Text: fmt.Sprintf("Ticket %s: the %s service restarts at night (%d)", name, word(), i)})
+		for range 10 {
+			pasted.WriteString("see ticket " + name + " again; ")
+		}
+	}
+	add(t, db, mems...)
+	question := "where does the deploy key live?"
+	for _, prompt := range []string{pasted.String() + "\n\n" + question, question + "\n\n" + pasted.String()} {
+		if len(prompt) <= recall.LongQueryBytes {
+			t.Fatalf("the prompt is %d bytes, not long", len(prompt))
+		}
+		if w := recall.VectorText(prompt); !strings.Contains(w, question) {
+			t.Errorf("the vector leg reads %q, not the question", w)
+		}
+		resp := search(t, db, engram.Query{Query: prompt, Mode: memory.ModeBM25, NoRecord: true})
+		if resp.Reduced == nil || !slices.Contains(resp.Reduced.Kept, "deploy") || !slices.Contains(resp.Reduced.Kept, "key") {
+			t.Fatalf("reduced to %+v: the question's terms are not kept", resp.Reduced)
+		}
+		if len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "deploy key") {
+			t.Errorf("results %v: the deploy key memory is not first", ids(resp))
+		}
 	}
 }

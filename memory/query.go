@@ -112,8 +112,9 @@ type Response struct {
 }
 
 // Reduced is what a long query (over recall's LongQueryBytes) was cut to
-// before any leg ran: its distinct keyword terms merged, the most
-// discriminative of them kept, and a window of its head for the rest.
+// before any leg ran: its distinct keyword terms merged, those of its window
+// and the most discriminative of the rest kept, and its window (its start
+// and end) for the rest.
 type Reduced struct {
 	// Bytes is the query's length.
 	Bytes int `json:"bytes"`
@@ -126,8 +127,8 @@ type Reduced struct {
 	Distinct int `json:"distinct"`
 	// Kept is the terms the BM25 leg searched, in order of first appearance.
 	Kept []string `json:"kept"`
-	// Window is the bytes of the query's head that the vector leg, date
-	// reading, HyDE and rerank read.
+	// Window is the bytes of the query's start and end that the vector
+	// leg, date reading, HyDE and rerank read.
 	Window int `json:"window"`
 }
 

@@ -28,6 +28,10 @@ import (
 // build reads (node_modules and dist are never committed).
 var packageFiles = []string{"package.json", "package-lock.json", "tsconfig.json", "README.md", "src", "scripts"}
 
+// pythonFiles are what a clean clone holds of sdk/python (no build/, dist/,
+// *.egg-info or __pycache__, which are never committed).
+var pythonFiles = []string{"pyproject.toml", "README.md", "constraints.txt", "src", "tests"}
+
 func TestTypeScriptPackageInstalls(t *testing.T) {
 	how := "install Node >= 20 with npm (and reach the npm registry)"
 	node, err := exec.LookPath("node")
@@ -80,7 +84,7 @@ func TestTypeScriptPackageInstalls(t *testing.T) {
 	}
 
 	t.Run("folder", func(t *testing.T) {
-		pkg := cleanCopy(t)
+		pkg := cleanCopy(t, "typescript", packageFiles)
 		project := newProject(t)
 		run(t, project, env, npm, "install", pkg)
 		if _, err := os.Stat(filepath.Join(pkg, "dist", "index.js")); err != nil {
@@ -90,7 +94,7 @@ func TestTypeScriptPackageInstalls(t *testing.T) {
 	})
 
 	t.Run("tarball", func(t *testing.T) {
-		pkg := cleanCopy(t)
+		pkg := cleanCopy(t, "typescript", packageFiles)
 		packs := t.TempDir()
 		run(t, pkg, env, npm, "pack", "--silent", "--pack-destination", packs)
 		tgz, _ := filepath.Glob(filepath.Join(packs, "engram-memory-*.tgz"))
@@ -129,21 +133,24 @@ func quickStart(t *testing.T, readme string) string {
 	return m[1]
 }
 
-// cleanCopy copies what a clean clone holds of sdk/typescript to a
-// temporary folder.
-func cleanCopy(t *testing.T) string {
+// cleanCopy copies what a clean clone holds of the SDK folder dir (its
+// files, folders walked whole but for caches) to a temporary folder.
+func cleanCopy(t *testing.T, dir string, files []string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "typescript")
+	dst := filepath.Join(t.TempDir(), dir)
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range packageFiles {
-		src := filepath.Join("typescript", name)
+	for _, name := range files {
+		src := filepath.Join(dir, name)
 		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			rel, _ := filepath.Rel("typescript", p)
+			rel, _ := filepath.Rel(dir, p)
+			if d.IsDir() && (d.Name() == "__pycache__" || strings.HasSuffix(d.Name(), ".egg-info")) {
+				return filepath.SkipDir
+			}
 			if d.IsDir() {
 				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 			}

@@ -24,6 +24,11 @@ type evalFlags struct {
 	neighbours, limit, workers  int
 	batch, conversations        int
 	perQuery                    bool
+	// Long prompts: questions padded to longPrompt bytes (locomo), and
+	// the long-query constants to measure with (longQuery, "T,K,W").
+	longPrompt int
+	longFirst  bool
+	longQuery  string
 	// The delivery measure (--dataset delivery).
 	bars       string
 	target     float64
@@ -51,7 +56,10 @@ Data sets (under --data, default $ENGRAM_DATA, else ../shared/data):
 
 Modes (--modes, comma-separated): bm25, vector, hybrid; "sweep" for hybrid at
 vector weights 0…1; variants such as hybrid:w=0.2, hybrid:fusion=rsf,
-hybrid+mmr:lambda=0.5, hybrid:candidates=200.
+hybrid+mmr:lambda=0.5, hybrid:candidates=200; hybrid:long=BYTES/TERMS/WINDOW
+(with /ends, /wt) runs with other long-query settings (docs/evaluation.md):
+with --long-prompt, each locomo question padded to about that many bytes
+with another conversation's turns, question last (--long-prompt-first: first).
 
 --dataset delivery measures inject as shipped (limit 5, the model's relevance
 bar) for the configured embedder: the share of answerable LoCoMo questions it
@@ -87,6 +95,8 @@ and scifact/ under --data.`,
 	fl.StringVar(&f.svgOut, "svg", "", "also write an SVG chart (modes × metrics) to this file")
 	fl.StringVar(&f.anchors, "anchors", "builtin", "published rows: builtin, none, or a JSON file of anchors")
 	fl.BoolVar(&f.perQuery, "per-query", false, "keep every query's scores and top ids (delivery: every question's candidates) in the JSON report")
+	fl.IntVar(&f.longPrompt, "long-prompt", 0, "locomo: pad each question to about this many bytes with another conversation's turns, the question last, as a hook's prompt (0: none)")
+	fl.BoolVar(&f.longFirst, "long-prompt-first", false, "locomo: with --long-prompt, put the question first")
 	fl.StringVar(&f.tmp, "tmp", "", "directory for the temporary stores (default the system's)")
 	fl.StringVar(&f.bars, "bars", "", "delivery: relevance bars to tabulate (default 0,.05,.08,.1,.12,.14,.16,.18,.2,.25,.3)")
 	fl.Float64Var(&f.target, "target", 0.9, "delivery: the share of each absent-topic set the suggested bar leaves empty")
@@ -118,6 +128,14 @@ func (e *env) runEval(cmd *cobra.Command, f evalFlags) error {
 	ds, err := f.load()
 	if err != nil {
 		return err
+	}
+	if f.longPrompt != 0 {
+		if !strings.EqualFold(f.dataset, "locomo") {
+			return usagef("eval: --long-prompt needs --dataset locomo")
+		}
+		if err := eval.PadQuestions(ds, f.longPrompt, f.longFirst); err != nil {
+			return usagef("eval: --long-prompt: %v", err)
+		}
 	}
 	docs, cases := ds.Counts()
 	fmt.Fprintf(e.stderr, "eval: %s loaded in %s: %d stores, %d memories, %d queries, %d modes\n",

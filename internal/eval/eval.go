@@ -67,8 +67,10 @@ func (d *Dataset) Counts() (docs, cases int) {
 }
 
 // Mode is one search configuration to compare: Apply sets the query fields that
-// select it (mode, weights, stages).
+// select it (mode, weights, stages), and Long is the long-query setting its
+// searches run with.
 type Mode struct {
 	Name  string
 	Apply func(q *memory.Query)
+	Long  LongQuery
 }

@@ -73,7 +73,7 @@ func ParseModes(spec string) ([]Mode, error) {
 // ParseMode parses one mode spec: a strategy (bm25, vector, hybrid), then any
 // "+stage" (mmr, rerank, hyde), then any ":key=value" (w: vector weight, bw: BM25
 // weight, fusion: rrf|rsf|dbsf|native, k: RRF's k, lambda: MMR λ in [0,1], candidates:
-// pool per leg).
+// pool per leg, long: the long-query setting, see LongQuery).
 // Example: "hybrid+mmr:w=0.1:lambda=0.5". The spec, trimmed, is the mode's name.
 func ParseMode(spec string) (Mode, error) {
 	spec = strings.TrimSpace(spec)
@@ -100,6 +100,7 @@ func ParseMode(spec string) (Mode, error) {
 	}
 	weighted, bm25Weighted := false, false
 	given := map[string]bool{}
+	long := DefaultLongQuery
 	for _, kv := range fields[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if given[k] {
@@ -111,6 +112,14 @@ func ParseMode(spec string) (Mode, error) {
 		if !ok || v == "" {
 			return Mode{}, fmt.Errorf("mode %q: parameter %q: want key=value", spec, kv)
 		}
+		if k == "long" {
+			l, err := ParseLongQuery(v)
+			if err != nil {
+				return Mode{}, fmt.Errorf("mode %q: %w", spec, err)
+			}
+			long = l
+			continue
+		}
 		f, err := modeParam(k, v)
 		if err != nil {
 			return Mode{}, fmt.Errorf("mode %q: %w", spec, err)
@@ -121,7 +130,7 @@ func ParseMode(spec string) (Mode, error) {
 		// A vector weight is relative to BM25's: pin BM25 at 1 so "w" means what it says.
 		set(func(q *memory.Query) { b := 1.0; q.BM25Weight = &b })
 	}
-	return Mode{Name: spec, Apply: func(q *memory.Query) {
+	return Mode{Name: spec, Long: long, Apply: func(q *memory.Query) {
 		for _, f := range setters {
 			f(q)
 		}
@@ -164,5 +173,5 @@ func modeParam(k, v string) (func(q *memory.Query), error) {
 		}
 		return func(q *memory.Query) { q.Candidates = n }, nil
 	}
-	return nil, fmt.Errorf("parameter %q: want w, bw, fusion, k, lambda or candidates", k)
+	return nil, fmt.Errorf("parameter %q: want w, bw, fusion, k, lambda, candidates or long", k)
 }

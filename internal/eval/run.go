@@ -220,8 +220,10 @@ func runCorpus(ctx context.Context, c *Corpus, ci int, rep *Report, open Opener,
 			cases = append(cases, cs)
 		}
 	}
+	defer DefaultLongQuery.set()
 	for mi, m := range modes {
 		start := time.Now()
+		m.Long.set() // no search is in flight between modes
 		outs, err := searchAll(ctx, store, cases, m, opt)
 		if err != nil {
 			return fmt.Errorf("mode %s: %w", m.Name, err)

@@ -178,7 +178,7 @@ type run struct {
 	resp  *memory.Response
 	start time.Time
 	// window is the query text the vector leg, date reading, HyDE and
-	// rerank read: the query, or a long one's head (reduce.go).
+	// rerank read: the query, or a long one's window (reduce.go).
 	window string
 	// terms are a long query's kept keyword terms; nil: the BM25 leg
 	// tokenizes the query.

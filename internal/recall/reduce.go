@@ -17,22 +17,38 @@ import (
 
 // Long queries. A prompt pasted whole (a log, a file, a transcript) must not
 // hold a search past its deadline: a query longer than LongQueryBytes is
-// reduced, deterministically, before any leg runs. Its keyword terms are
-// counted once (repeats merged) and the most discriminative MaxQueryTerms
-// of them kept for the BM25 leg; the vector leg, date reading, HyDE and
-// rerank read the first QueryWindowBytes of it. The work is linear in the
-// query's length (one tokenization and one count) and bounded after it.
-// The response says what was cut (Response.Reduced and a degraded entry of
-// stage "query"). A query at most LongQueryBytes long runs whole, as before.
-const (
+// reduced, deterministically, before any leg runs. Its window is its first
+// and last QueryWindowBytes/2 bytes, where a question typed before or after
+// a pasted text is: the vector leg, date reading, HyDE and rerank read it.
+// Its keyword terms are counted once (repeats merged) and MaxQueryTerms of
+// them kept for the BM25 leg: the window's first, then the most
+// discriminative of the rest. The work is linear in the query's length (one
+// tokenization and one count) and bounded after it. The response says what
+// was cut (Response.Reduced and a degraded entry of stage "query"). A query
+// at most LongQueryBytes long runs whole, as before.
+//
+// These are variables only so that engram eval can measure other settings
+// (its mode parameter long=); nothing else sets them. docs/evaluation.md
+// has the sweep that chose them: with the first 512 bytes alone and the 64
+// most discriminative terms, LoCoMo questions padded to 8 KB with pasted
+// conversation were answered almost never.
+var (
 	// LongQueryBytes is the longest query that runs whole.
 	LongQueryBytes = 4096
 	// MaxQueryTerms is the distinct keyword terms a reduced query keeps.
 	MaxQueryTerms = 64
-	// QueryWindowBytes is the head of a reduced query the vector leg,
-	// date reading, HyDE and rerank read: within one window of the built-in
-	// model (256 word pieces) for English text.
+	// QueryWindowBytes is the size of a reduced query's window: within one
+	// window of the built-in model (256 word pieces) for English text.
 	QueryWindowBytes = 512
+	// QueryWindowEnds makes the window the query's start and end; false:
+	// its first QueryWindowBytes (as before the sweep).
+	QueryWindowEnds = true
+	// WindowTermsFirst keeps the window's keyword terms before any other
+	// (up to MaxQueryTerms); false: the most discriminative of all.
+	WindowTermsFirst = true
+)
+
+const (
 	// TermSampleBytes bounds the text a reduced query's terms are counted
 	// in: a longer query is sampled in TermSampleChunks pieces spread evenly
 	// over it, whole words each, so that tokenizing (stemming every distinct
@@ -42,10 +58,13 @@ const (
 )
 
 // VectorText is the text of a (validated, trimmed) query that the vector
-// leg embeds: the query, or a long one's head.
+// leg embeds: the query, or a long one's window.
 func VectorText(query string) string {
 	if len(query) <= LongQueryBytes {
 		return query
+	}
+	if QueryWindowEnds {
+		return ends(query, QueryWindowBytes)
 	}
 	return head(query, QueryWindowBytes)
 }
@@ -54,8 +73,8 @@ func VectorText(query string) string {
 // (backend.QueryTermer).
 var defaultTok = tokenize.New(tokenize.DefaultOptions())
 
-// reduce cuts a long query to bounded work: r.window becomes its head and
-// r.terms its kept keyword terms. A short query is left as it is.
+// reduce cuts a long query to bounded work: r.window becomes its window
+// and r.terms its kept keyword terms. A short query is left as it is.
 func (r *run) reduce(ctx context.Context) error {
 	r.window = r.q.Query
 	if len(r.q.Query) <= LongQueryBytes {
@@ -70,6 +89,10 @@ func (r *run) reduce(ctx context.Context) error {
 		err    error
 	)
 	text := sample(r.q.Query, TermSampleBytes, TermSampleChunks)
+	red.Sampled = len(text)
+	if WindowTermsFirst && len(text) < len(r.q.Query) {
+		text += "\n" + r.window // the window's terms are counted, so they can be kept
+	}
 	if qt, ok := r.s.Backend.(backend.QueryTermer); ok {
 		counts, n, err = qt.QueryTerms(ctx, text, r.q.Filter.Scope)
 		if err != nil {
@@ -85,16 +108,34 @@ func (r *run) reduce(ctx context.Context) error {
 		red.Terms += c.Count
 	}
 	red.Distinct = len(counts)
-	red.Kept = keepTerms(counts, n, MaxQueryTerms)
+	var first map[string]bool
+	if WindowTermsFirst {
+		var wc []backend.TermCount
+		if qt, ok := r.s.Backend.(backend.QueryTermer); ok {
+			if wc, _, err = qt.QueryTerms(ctx, r.window, r.q.Filter.Scope); err != nil {
+				return fmt.Errorf("reducing a long query: %w", err)
+			}
+		} else {
+			wc = backend.CountTerms(defaultTok.Tokens(r.window))
+		}
+		first = make(map[string]bool, len(wc))
+		for _, c := range wc {
+			first[c.Term] = true
+		}
+	}
+	red.Kept = keepTerms(counts, n, MaxQueryTerms, first)
 	r.terms = red.Kept
 	r.resp.Reduced = red
-	red.Sampled = len(text)
 	in := ""
-	if len(text) < len(r.q.Query) {
+	if red.Sampled < len(r.q.Query) {
 		in = fmt.Sprintf(" in a sample of %d bytes spread over it", red.Sampled)
 	}
-	r.degrade("query", fmt.Errorf("long query (%d bytes, over %d): the BM25 leg searched the %d most discriminative of its %d distinct terms%s (%d with repeats); the vector leg, dates, HyDE and rerank read its first %d bytes",
-		red.Bytes, LongQueryBytes, len(red.Kept), red.Distinct, in, red.Terms, red.Window))
+	window := fmt.Sprintf("its first %d bytes", red.Window)
+	if QueryWindowEnds {
+		window = fmt.Sprintf("%d bytes of its start and end", red.Window)
+	}
+	r.degrade("query", fmt.Errorf("long query (%d bytes, over %d): the BM25 leg searched the %d most discriminative of its %d distinct terms%s (%d with repeats); the vector leg, dates, HyDE and rerank read %s",
+		red.Bytes, LongQueryBytes, len(red.Kept), red.Distinct, in, red.Terms, window))
 	return nil
 }
 
@@ -109,14 +150,23 @@ func (r *run) reduce(ctx context.Context) error {
 // the limit equal to their share of the query's occurrences, the most
 // frequent first: a prompt mostly about something the store lacks stays
 // weakly relevant. Ties go to the term that appears first.
-func keepTerms(counts []backend.TermCount, n, limit int) []string {
+//
+// The terms in first (the window's, with WindowTermsFirst) are kept before
+// any other, in order of first appearance, up to limit; the rest of the
+// limit goes to the others as above.
+func keepTerms(counts []backend.TermCount, n, limit int, first map[string]bool) []string {
 	type ranked struct {
 		at    int
 		score float64
 	}
 	var present, absent []ranked
+	var at []int
 	total, absentOcc := 0, 0
 	for i, c := range counts {
+		if first[c.Term] && len(at) < limit {
+			at = append(at, i)
+			continue
+		}
 		total += c.Count
 		boost := 1 + math.Log(float64(c.Count))
 		switch {
@@ -138,6 +188,7 @@ func keepTerms(counts []backend.TermCount, n, limit int) []string {
 	}
 	slices.SortFunc(present, byScore)
 	slices.SortFunc(absent, byScore)
+	limit -= len(at)
 	nAbsent := 0
 	if total > 0 {
 		nAbsent = min(len(absent), int(math.Round(float64(limit)*float64(absentOcc)/float64(total))))
@@ -146,7 +197,6 @@ func keepTerms(counts []backend.TermCount, n, limit int) []string {
 	if nPresent < limit-nAbsent { // too few present terms: the rest go to absent ones
 		nAbsent = min(len(absent), limit-nPresent)
 	}
-	at := make([]int, 0, nPresent+nAbsent)
 	for _, p := range present[:nPresent] {
 		at = append(at, p.at)
 	}
@@ -176,6 +226,26 @@ func head(text string, max int) string {
 		cut = cut[:i]
 	}
 	return strings.TrimSpace(cut)
+}
+
+// ends is text's head of at most max/2 bytes and its tail of at most the
+// rest less one byte (whole words, at rune boundaries) joined by a newline:
+// at most max bytes; text itself when that long at most.
+func ends(text string, max int) string {
+	if len(text) <= max {
+		return text
+	}
+	first := head(text, max/2)
+	size := max - len(first) - 1
+	start := len(text) - size
+	for start < len(text) && !utf8.RuneStart(text[start]) {
+		start++
+	}
+	tail := text[start:]
+	if i := strings.IndexFunc(tail, unicode.IsSpace); i >= 0 && i <= size/2 { // from the first whole word
+		tail = tail[i:]
+	}
+	return first + "\n" + strings.TrimSpace(tail)
 }
 
 // sample is text when at most max bytes long, else chunks pieces of it, each

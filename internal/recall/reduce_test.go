@@ -33,9 +33,51 @@ func TestKeepTerms(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := keepTerms(c.counts, c.n, c.limit)
+			got := keepTerms(c.counts, c.n, c.limit, nil)
 			if !slices.Equal(got, c.want) {
 				t.Errorf("keepTerms = %q, want %q", got, c.want)
+			}
+		})
+	}
+	// The window's terms first, then the rest of the limit as above.
+	counts := []backend.TermCount{tc("pad", 40, 2), tc("rare", 3, 1), tc("question", 1, 50), tc("ask", 1, 60), tc("gone", 2, 0)}
+	firsts := []struct {
+		name  string
+		first map[string]bool
+		limit int
+		want  []string
+	}{
+		{"window terms kept, the rest by score", map[string]bool{"question": true, "ask": true}, 3, []string{"pad", "question", "ask"}},
+		{"window terms fill the limit in order", map[string]bool{"question": true, "ask": true, "rare": true}, 2, []string{"rare", "question"}},
+		{"window terms the query lacks are ignored", map[string]bool{"elsewhere": true}, 2, []string{"pad", "rare"}},
+		{"absent terms keep their share of the rest", map[string]bool{"ask": true}, 5, []string{"pad", "rare", "question", "ask", "gone"}},
+	}
+	for _, c := range firsts {
+		t.Run(c.name, func(t *testing.T) {
+			if got := keepTerms(counts, 100, c.limit, c.first); !slices.Equal(got, c.want) {
+				t.Errorf("keepTerms = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestEnds(t *testing.T) {
+	cases := []struct {
+		name, text string
+		max        int
+		want       string
+	}{
+		{"short is whole", "a few words", 100, "a few words"},
+		{"head and tail, whole words", "alpha beta gamma delta epsilon zeta", 20, "alpha beta\nzeta"},
+		{"at most max bytes", "alpha beta gamma delta epsilon zeta", 21, "alpha beta\nzeta"},
+		{"the tail takes what the head leaves", "alpha beta gamma delta epsilon zeta", 24, "alpha beta\nepsilon zeta"},
+		{"runes are not cut", "éééééééééé", 8, "éé\né"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := ends(c.text, c.max)
+			if got != c.want || !utf8.ValidString(got) || len(got) > c.max {
+				t.Errorf("ends(%q, %d) = %q, want %q", c.text, c.max, got, c.want)
 			}
 		})
 	}

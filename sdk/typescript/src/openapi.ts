@@ -688,7 +688,7 @@ export interface components {
                 distinct?: number;
                 /** @description the terms the BM25 leg searched */
                 kept?: string[];
-                /** @description bytes of the query's head the vector leg, dates, HyDE and rerank read */
+                /** @description bytes of the query's start and end the vector leg, dates, HyDE and rerank read */
                 window?: number;
             };
             results: components["schemas"]["Result"][];
