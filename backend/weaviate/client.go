@@ -64,15 +64,21 @@ type client struct {
 	timeout time.Duration
 	retries int
 	hc      *http.Client
+	rpc     *rpc // searches and batch writes
 }
 
 func newClient(c Config) *client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 32 // searches run legs concurrently; the default 2 churns connections
-	return &client{base: c.Endpoint, apiKey: c.APIKey, timeout: c.Timeout, retries: c.Retries, hc: &http.Client{Transport: tr}}
+	cl := &client{base: c.Endpoint, apiKey: c.APIKey, timeout: c.Timeout, retries: c.Retries, hc: &http.Client{Transport: tr}}
+	cl.rpc = newRPC(c, cl)
+	return cl
 }
 
-func (c *client) close() { c.hc.CloseIdleConnections() }
+func (c *client) close() {
+	c.hc.CloseIdleConnections()
+	c.rpc.close()
+}
 
 // do sends in (nil: no body) as JSON and decodes a 2xx answer into out (nil:
 // discard). A 404 is returned as a *StatusError with Code 404.

@@ -199,7 +199,7 @@ func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 		if keep != "" && last {
 			class = keep
 		}
-		s, err := Open(ctx, Config{Endpoint: base, Class: class, VectorIndex: index, Timeout: time.Minute})
+		s, err := Open(ctx, Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(t, base), Class: class, VectorIndex: index, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

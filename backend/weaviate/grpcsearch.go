@@ -1,0 +1,105 @@
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
+)
+
+// grpcOperators are Weaviate's filter operators by their GraphQL names.
+var grpcOperators = map[string]pb.Filters_Operator{
+	"Equal":            pb.Filters_OPERATOR_EQUAL,
+	"NotEqual":         pb.Filters_OPERATOR_NOT_EQUAL,
+	"GreaterThan":      pb.Filters_OPERATOR_GREATER_THAN,
+	"GreaterThanEqual": pb.Filters_OPERATOR_GREATER_THAN_EQUAL,
+	"LessThan":         pb.Filters_OPERATOR_LESS_THAN,
+	"LessThanEqual":    pb.Filters_OPERATOR_LESS_THAN_EQUAL,
+	"ContainsAny":      pb.Filters_OPERATOR_CONTAINS_ANY,
+	"ContainsAll":      pb.Filters_OPERATOR_CONTAINS_ALL,
+	"And":              pb.Filters_OPERATOR_AND,
+	"Or":               pb.Filters_OPERATOR_OR,
+}
+
+// uuidPath is the object UUID as a gRPC filter names it ("id" in GraphQL).
+const uuidPath = "_id"
+
+// proto renders the clause as a gRPC filter. Dates travel as text, as
+// Weaviate's gRPC filters take them.
+func (c clause) proto() *pb.Filters {
+	f := &pb.Filters{Operator: grpcOperators[c.op]}
+	if c.op == "And" || c.op == "Or" {
+		for _, s := range c.sub {
+			f.Filters = append(f.Filters, s.proto())
+		}
+		return f
+	}
+	path := c.path
+	if path == "id" {
+		path = uuidPath
+	}
+	f.Target = &pb.FilterTarget{Target: &pb.FilterTarget_Property{Property: path}}
+	switch {
+	case c.date != nil:
+		f.TestValue = &pb.Filters_ValueText{ValueText: formatTime(*c.date)}
+	case c.list:
+		f.TestValue = &pb.Filters_ValueTextArray{ValueTextArray: &pb.TextArray{Values: c.texts}}
+	default:
+		f.TestValue = &pb.Filters_ValueText{ValueText: c.texts[0]}
+	}
+	return f
+}
+
+// protoFilter is the conjunction of clauses as one gRPC filter (nil: none).
+func protoFilter(cs []clause) *pb.Filters {
+	switch len(cs) {
+	case 0:
+		return nil
+	case 1:
+		return cs[0].proto()
+	}
+	return clause{op: "And", sub: cs}.proto()
+}
+
+// selection is what a search returns of each object: the lean or full
+// properties, the named vectors (if any) and the metadata meta asks for
+// (the UUID always).
+func selection(lean bool, vectors []string, meta *pb.MetadataRequest) (*pb.PropertiesRequest, *pb.MetadataRequest) {
+	props := fullProps
+	if lean {
+		props = leanProps
+	}
+	if meta == nil {
+		meta = &pb.MetadataRequest{}
+	}
+	meta.Uuid, meta.Vectors = true, vectors
+	return &pb.PropertiesRequest{NonRefProperties: props}, meta
+}
+
+// search runs one gRPC Search in a tenant of the class, with the store's
+// consistency level, and reads each result's fields. A missing tenant reads
+// as empty.
+func (s *Store) search(ctx context.Context, tenant string, req *pb.SearchRequest) ([]fields, error) {
+	req.Collection, req.Tenant, req.ConsistencyLevel = s.cfg.Class, tenant, consistency(s.cfg.Consistency)
+	req.Uses_123Api, req.Uses_125Api, req.Uses_127Api = true, true, true
+	var reply *pb.SearchReply
+	err := s.c.rpc.call(ctx, "search", func(ctx context.Context, api pb.WeaviateClient) error {
+		var err error
+		reply, err = api.Search(ctx, req)
+		return err
+	})
+	if errors.Is(err, errTenantNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fields, len(reply.GetResults()))
+	for i, r := range reply.GetResults() {
+		if out[i], err = fieldsOf(r); err != nil {
+			return nil, fmt.Errorf("weaviate gRPC search: %w", err)
+		}
+	}
+	return out, nil
+}
