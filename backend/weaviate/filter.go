@@ -83,7 +83,9 @@ type clause struct {
 	sub   []clause
 }
 
-func textClause(path, op string, v string) clause { return clause{op: op, path: path, texts: []string{v}} }
+func textClause(path, op string, v string) clause {
+	return clause{op: op, path: path, texts: []string{v}}
+}
 
 func textsClause(path, op string, vs []string) clause {
 	return clause{op: op, path: path, texts: vs, list: true}

@@ -32,10 +32,10 @@ const DefaultGRPCPort = 50051
 // connection is made on first use, so that a store whose server has no gRPC
 // listener still opens and says why at its first search.
 type rpc struct {
-	target  string // host:port
-	tls     bool
-	apiKey  string
-	c       *client // retries, timeout, redaction
+	target string // host:port
+	tls    bool
+	apiKey string
+	c      *client // retries, timeout, redaction
 
 	once sync.Once
 	conn *grpc.ClientConn
