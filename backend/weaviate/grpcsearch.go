@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
+
+	"github.com/engram-memory/engram/memory"
 )
 
 // grpcOperators are Weaviate's filter operators by their GraphQL names.
@@ -102,4 +104,16 @@ func (s *Store) search(ctx context.Context, tenant string, req *pb.SearchRequest
 		}
 	}
 	return out, nil
+}
+
+// byUUIDs reads the memories (vectors left out) with these object UUIDs in
+// the tenant, in one gRPC search.
+func (s *Store) byUUIDs(ctx context.Context, tenant string, uuids []string) ([]*memory.Memory, error) {
+	req := &pb.SearchRequest{Limit: uint32(len(uuids)), Filters: textsClause("id", "ContainsAny", uuids).proto()}
+	req.Properties, req.Metadata = selection(false, nil, nil)
+	objs, err := s.search(ctx, tenant, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.decodeAll(objs, nil, false)
 }

@@ -90,7 +90,7 @@ func toHits(hs []Hit, withVectors bool, model string) []backend.Hit {
 const NativeRRFK = weaviateRRFK - 1
 
 // Complete reads the full memories (vectors left out) of the partial ones
-// the legs returned, by object UUID, one request per tenant.
+// the legs returned, by object UUID, one gRPC search per tenant.
 func (b *Backend) Complete(ctx context.Context, partial []*memory.Memory) ([]*memory.Memory, error) {
 	byTenant := map[string][]string{}
 	for _, m := range partial {
@@ -107,7 +107,7 @@ func (b *Backend) Complete(ctx context.Context, partial []*memory.Memory) ([]*me
 		found[i] = make(map[string]*memory.Memory, len(uuids))
 		for start := 0; start < len(uuids); start += maxIDsPerRequest {
 			chunk := uuids[start:min(start+maxIDsPerRequest, len(uuids))]
-			ms, err := b.s.fetch(ctx, tenant, "where:"+string(uuidsOperand(chunk))+",limit:"+strconv.Itoa(len(chunk)), nil, false)
+			ms, err := b.s.byUUIDs(ctx, tenant, chunk)
 			if err != nil {
 				return err
 			}

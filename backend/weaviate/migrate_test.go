@@ -64,7 +64,13 @@ func writeSchema2(t *testing.T, c *client, fixture schema2, tokenizer, name stri
 	for _, o := range objs {
 		o["class"] = name
 	}
-	var res []batchResult
+	var res []struct {
+		Result struct {
+			Errors struct {
+				Error []graphQLError `json:"error"`
+			} `json:"errors"`
+		} `json:"result"`
+	}
 	if err := c.do(ctx, http.MethodPost, "/v1/batch/objects", nil, map[string]any{"objects": objs}, &res); err != nil {
 		t.Fatal(err)
 	}

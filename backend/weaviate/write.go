@@ -275,14 +275,9 @@ func (s *Store) unindexed(ctx context.Context, objs []*object) ([]*object, error
 		for i, o := range os {
 			uuids[i] = o.ID
 		}
-		found, err := s.get(ctx, tenant, "where:"+string(cond("id", "ContainsAny", "valueText", gqlStrings(uuids)))+
-			",limit:"+strconv.Itoa(len(os)), "_additional{id}")
+		have, err := s.foundUUIDs(ctx, tenant, uuids)
 		if err != nil {
 			return nil, fmt.Errorf("check the batch: %w", err)
-		}
-		have := make(map[string]bool, len(found))
-		for _, f := range found {
-			have[f.Additional.ID] = true
 		}
 		for _, o := range os {
 			if !have[o.ID] {
@@ -308,56 +303,23 @@ func (s *Store) deleteObject(ctx context.Context, tenant, uuid string) error {
 	return err
 }
 
-// batchResult is one object of a batch answer.
-type batchResult struct {
-	ID         string         `json:"id"`
-	Properties map[string]any `json:"properties"`
-	Result     struct {
-		Status string `json:"status"`
-		Errors struct {
-			Error []graphQLError `json:"error"`
-		} `json:"errors"`
-	} `json:"result"`
-}
-
-// sendBatch posts objs and resends those refused, up to Retries rounds (a
-// refusal can be temporary, such as a tenant still being activated; the
-// memories were all checked before, so a lasting one is rare). It returns
-// the Engram ids still refused, with the reason.
+// sendBatch sends objs (one gRPC call) and resends those refused, up to
+// Retries rounds (a refusal can be temporary, such as a tenant still being
+// activated; the memories were all checked before, so a lasting one is
+// rare). It returns the Engram ids still refused, with the reason.
 func (s *Store) sendBatch(ctx context.Context, objs []*object) (map[string]string, error) {
-	q := url.Values{"consistency_level": {s.cfg.Consistency}}
 	pending := objs
-	var refused map[string]string
 	for round := 0; ; round++ {
-		var res []batchResult
-		if err := s.c.do(ctx, http.MethodPost, "/v1/batch/objects", q, map[string]any{"objects": pending}, &res); err != nil {
+		res, err := s.batchOnce(ctx, pending)
+		if err != nil {
 			return nil, err
 		}
-		byUUID := make(map[string]*object, len(pending))
-		for _, o := range pending {
-			byUUID[o.ID] = o
-		}
-		refused = map[string]string{}
+		refused := make(map[string]string, len(res))
 		var again []*object
-		answered := 0
-		for _, r := range res {
-			o, ok := byUUID[r.ID]
-			if !ok {
-				continue
-			}
-			answered++
-			if len(r.Result.Errors.Error) == 0 {
-				continue
-			}
-			msgs := make([]string, len(r.Result.Errors.Error))
-			for i, e := range r.Result.Errors.Error {
-				msgs[i] = e.Message
-			}
-			refused[o.Properties[pID].(string)] = s.c.clean(strings.Join(msgs, "; "))
+		for i, why := range res {
+			o := pending[i]
+			refused[o.Properties[pID].(string)] = why
 			again = append(again, o)
-		}
-		if answered != len(pending) {
-			return nil, fmt.Errorf("weaviate batch: answered %d of %d objects", answered, len(pending))
 		}
 		if len(again) == 0 || round >= s.cfg.Retries {
 			return refused, nil
