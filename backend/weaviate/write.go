@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engram-memory/engram/internal/httpjson"
@@ -125,18 +126,9 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 		targets.add(s, m)
 		targets.add(s, old[m.Key()])
 	}
-	failed := map[string]string{}
-	stored := 0
-	for start := 0; start < len(objs); start += s.cfg.BatchSize {
-		chunk := objs[start:min(start+s.cfg.BatchSize, len(objs))]
-		bad, err := s.sendChecked(ctx, chunk)
-		if err != nil {
-			return fmt.Errorf("store memories %d..%d of %d: %w", start+1, start+len(chunk), len(objs), err)
-		}
-		stored += len(chunk) - len(bad)
-		for id, why := range bad {
-			failed[id] = why
-		}
+	failed, stored, err := s.sendBatches(ctx, objs)
+	if err != nil {
+		return err
 	}
 	if len(failed) > 0 {
 		// What was derived assumed every memory written: derive it again
@@ -212,6 +204,40 @@ func (s *Store) around(ctx context.Context, mems []*memory.Memory, superseders b
 // unindexedReason is the BatchError reason for an object Weaviate stored but
 // whose index entries it lost.
 const unindexedReason = "stored, but Weaviate's index does not find it (its entries were lost to a concurrent class update)"
+
+// batchesInFlight is how many batches of one write are sent at once: the
+// server indexes one while the next travels.
+const batchesInFlight = 4
+
+// sendBatches sends objs in batches of BatchSize, batchesInFlight at once, and
+// returns the Engram ids refused, with the reason, and how many were stored.
+func (s *Store) sendBatches(ctx context.Context, objs []*object) (map[string]string, int, error) {
+	var (
+		mu     sync.Mutex
+		failed = map[string]string{}
+		stored int
+		starts []int
+	)
+	for start := 0; start < len(objs); start += s.cfg.BatchSize {
+		starts = append(starts, start)
+	}
+	err := eachParallel(ctx, len(starts), batchesInFlight, func(ctx context.Context, i int) error {
+		start := starts[i]
+		chunk := objs[start:min(start+s.cfg.BatchSize, len(objs))]
+		bad, err := s.sendChecked(ctx, chunk)
+		if err != nil {
+			return fmt.Errorf("store memories %d..%d of %d: %w", start+1, start+len(chunk), len(objs), err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		stored += len(chunk) - len(bad)
+		for id, why := range bad {
+			failed[id] = why
+		}
+		return nil
+	})
+	return failed, stored, err
+}
 
 // sendChecked sends a batch, then checks that a filter on the ids finds
 // every object the server accepted. Weaviate 1.38.11 can store an object yet
