@@ -55,8 +55,9 @@ func (e *StatusError) temporary() bool {
 	return e.Code == http.StatusTooManyRequests || (e.Code >= 500 && e.Code != http.StatusNotImplemented)
 }
 
-// client speaks JSON to one Weaviate server with per-attempt timeouts and
-// bounded retries. All requests it makes are idempotent (reads, upserts by
+// client speaks JSON (schema, admin and the reads that are not searches) and
+// gRPC (searches and batch writes, grpc.go) to one Weaviate server with
+// per-attempt timeouts and bounded retries. All requests it makes are idempotent (reads, upserts by
 // deterministic id, deletes), so retrying any of them is safe.
 type client struct {
 	base    string
