@@ -197,7 +197,8 @@ func evalModes(model string) []evalMode {
 
 // seamNative is a native hybrid search as the engine makes it through the
 // backend seam: Backend.Hybrid (the hybrid call, its explain legs and the
-// keyword bound) and Complete of its hits.
+// keyword bound) and Complete of the first 10 hits (the engine completes
+// the few it keeps).
 func seamNative(model string) func(context.Context, *Store, string, []float32, int) ([]string, error) {
 	return func(ctx context.Context, s *Store, q string, qv []float32, limit int) ([]string, error) {
 		if qv == nil {
@@ -208,15 +209,15 @@ func seamNative(model string) func(context.Context, *Store, string, []float32, i
 		if err != nil {
 			return nil, err
 		}
-		partial := make([]*memory.Memory, len(res.Hits))
+		out := make([]string, len(res.Hits))
+		var partial []*memory.Memory
 		for i, h := range res.Hits {
-			partial[i] = h.Memory
+			out[i] = h.Memory.ID
+			if i < 10 {
+				partial = append(partial, h.Memory)
+			}
 		}
-		full, err := b.Complete(ctx, partial)
-		out := make([]string, len(full))
-		for i, m := range full {
-			out[i] = m.ID
-		}
+		_, err = b.Complete(ctx, partial)
 		return out, err
 	}
 }

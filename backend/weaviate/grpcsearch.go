@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
 
@@ -116,4 +117,51 @@ func (s *Store) byUUIDs(ctx context.Context, tenant string, uuids []string) ([]*
 		return nil, err
 	}
 	return s.decodeAll(objs, nil, false)
+}
+
+// termsInFlight bounds the concurrent counts of one termStats.
+const termsInFlight = 8
+
+// count is how many objects of the tenant the filter (nil: all) admits, in
+// one gRPC Aggregate; 0 for a missing tenant.
+func (s *Store) count(ctx context.Context, tenant string, filter *pb.Filters) (int, error) {
+	req := &pb.AggregateRequest{Collection: s.cfg.Class, Tenant: tenant, ObjectsCount: true, Filters: filter}
+	var reply *pb.AggregateReply
+	err := s.c.rpc.call(ctx, "aggregate", func(ctx context.Context, api pb.WeaviateClient) error {
+		var err error
+		reply, err = api.Aggregate(ctx, req)
+		return err
+	})
+	if errors.Is(err, errTenantNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int(reply.GetSingleResult().GetObjectsCount()), nil
+}
+
+// termStats counts a tenant's memories and those holding each term, one
+// gRPC Aggregate each, termsInFlight at once (Weaviate resolves the aliases
+// of one GraphQL Aggregate one after the other).
+func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (int, map[string]int, error) {
+	uniq := slices.Compact(slices.Sorted(slices.Values(terms)))
+	counts := make([]int, len(uniq)+1) // counts[0]: every memory
+	err := eachParallel(ctx, len(counts), termsInFlight, func(ctx context.Context, i int) error {
+		var filter *pb.Filters
+		if i > 0 {
+			filter = textClause(pTerms, "Equal", uniq[i-1]).proto()
+		}
+		var err error
+		counts[i], err = s.count(ctx, tenant, filter)
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	df := make(map[string]int, len(uniq))
+	for i, t := range uniq {
+		df[t] = counts[i+1]
+	}
+	return counts[0], df, nil
 }
