@@ -3,7 +3,6 @@ package weaviate
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,20 +24,6 @@ func gqlStrings(ss []string) string {
 		parts[i] = gqlString(s)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
-}
-
-// gqlVector renders float32s with the fewest digits that read back as the
-// same float32.
-func gqlVector(v []float32) string {
-	b := make([]byte, 0, len(v)*11+2)
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
-	}
-	return string(append(b, ']'))
 }
 
 // operand is one where-filter condition (or a conjunction of them).
@@ -175,15 +160,6 @@ func filterClauses(f *memory.Filter) ([]clause, error) {
 		cs = append(cs, dateClause(pSupersededAt, "Equal", noSuperseder))
 	}
 	return cs, nil
-}
-
-// windowsOperand is windowsClause as a where operand, or "" for no windows.
-func windowsOperand(windows []memory.TimeWindow) operand {
-	c, ok := windowsClause(windows)
-	if !ok {
-		return ""
-	}
-	return c.graphql()
 }
 
 // windowsClause matches the memories that occurred inside one of the
