@@ -1,6 +1,7 @@
 package weaviate
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -34,7 +35,8 @@ func TestIngest(t *testing.T) {
 	for i := range words {
 		words[i] = fmt.Sprintf("w%x", rng.Uint64()%1e9)
 	}
-	ctx := ctxT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	start := time.Now()
 	var tail time.Time
 	for done := 0; done < n; done += perPut {
