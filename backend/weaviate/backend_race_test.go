@@ -20,7 +20,7 @@ import (
 func TestReadModifyWritesInOneProcess(t *testing.T) {
 	base := weaviatetest.URL(t)
 	ctx := context.Background()
-	b, err := weaviate.OpenBackend(ctx, weaviate.Config{Endpoint: base, Class: weaviatetest.Class(t, base), TenantKey: "team"})
+	b, err := weaviate.OpenBackend(ctx, weaviate.Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(t, base), Class: weaviatetest.Class(t, base), TenantKey: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func TestBackend(t *testing.T) {
 	base := weaviatetest.URL(t)
 	backendtest.Run(t, func(tb testing.TB) backend.Backend {
-		b, err := weaviate.OpenBackend(context.Background(), weaviate.Config{Endpoint: base, Class: weaviatetest.Class(tb, base), TenantKey: "team"})
+		b, err := weaviate.OpenBackend(context.Background(), weaviate.Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(tb, base), Class: weaviatetest.Class(tb, base), TenantKey: "team"})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -29,7 +29,7 @@ func TestBackend(t *testing.T) {
 func TestBackendNoTenants(t *testing.T) {
 	base := weaviatetest.URL(t)
 	backendtest.Run(t, func(tb testing.TB) backend.Backend {
-		b, err := weaviate.OpenBackend(context.Background(), weaviate.Config{Endpoint: base, Class: weaviatetest.Class(tb, base)})
+		b, err := weaviate.OpenBackend(context.Background(), weaviate.Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(tb, base), Class: weaviatetest.Class(tb, base)})
 		if err != nil {
 			tb.Fatal(err)
 		}

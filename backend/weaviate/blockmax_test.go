@@ -169,7 +169,7 @@ func TestBlockMaxAfterFlush(t *testing.T) {
 	}
 	srv := weaviatetest.Start(t)
 	base := srv.URL
-	cfg := Config{Endpoint: base, Class: weaviatetest.Class(t, base), TenantKey: "team"}
+	cfg := Config{Endpoint: base, GRPCPort: srv.GRPCPort, Class: weaviatetest.Class(t, base), TenantKey: "team"}
 	ctx := context.Background()
 	s, err := Open(ctx, cfg)
 	if err != nil {

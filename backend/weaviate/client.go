@@ -55,8 +55,9 @@ func (e *StatusError) temporary() bool {
 	return e.Code == http.StatusTooManyRequests || (e.Code >= 500 && e.Code != http.StatusNotImplemented)
 }
 
-// client speaks JSON to one Weaviate server with per-attempt timeouts and
-// bounded retries. All requests it makes are idempotent (reads, upserts by
+// client speaks JSON (schema, admin and the reads that are not searches) and
+// gRPC (searches and batch writes, grpc.go) to one Weaviate server with
+// per-attempt timeouts and bounded retries. All requests it makes are idempotent (reads, upserts by
 // deterministic id, deletes), so retrying any of them is safe.
 type client struct {
 	base    string
@@ -64,15 +65,21 @@ type client struct {
 	timeout time.Duration
 	retries int
 	hc      *http.Client
+	rpc     *rpc // searches and batch writes
 }
 
 func newClient(c Config) *client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 32 // searches run legs concurrently; the default 2 churns connections
-	return &client{base: c.Endpoint, apiKey: c.APIKey, timeout: c.Timeout, retries: c.Retries, hc: &http.Client{Transport: tr}}
+	cl := &client{base: c.Endpoint, apiKey: c.APIKey, timeout: c.Timeout, retries: c.Retries, hc: &http.Client{Transport: tr}}
+	cl.rpc = newRPC(c, cl)
+	return cl
 }
 
-func (c *client) close() { c.hc.CloseIdleConnections() }
+func (c *client) close() {
+	c.hc.CloseIdleConnections()
+	c.rpc.close()
+}
 
 // do sends in (nil: no body) as JSON and decodes a 2xx answer into out (nil:
 // discard). A 404 is returned as a *StatusError with Code 404.

@@ -19,7 +19,7 @@ func TestBackendCluster(t *testing.T) {
 	backendtest.Run(t, func(tb testing.TB) backend.Backend {
 		base := cl.URLs[n%len(cl.URLs)]
 		n++
-		b, err := weaviate.OpenBackend(context.Background(), weaviate.Config{Endpoint: base, Class: weaviatetest.Class(tb, base),
+		b, err := weaviate.OpenBackend(context.Background(), weaviate.Config{Endpoint: base, GRPCPort: cl.GRPCPort(base), Class: weaviatetest.Class(tb, base),
 			TenantKey: "team", Replicas: 3, Consistency: "QUORUM"})
 		if err != nil {
 			tb.Fatal(err)

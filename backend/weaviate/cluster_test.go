@@ -190,7 +190,7 @@ func TestClusterNodeLoss(t *testing.T) {
 	defer cancel()
 	open := func(node int, consistency string) *Store {
 		t.Helper()
-		s, err := Open(ctx, Config{Endpoint: cl.URLs[node-1], Class: class, TenantKey: "team", Replicas: 3,
+		s, err := Open(ctx, Config{Endpoint: cl.URLs[node-1], GRPCPort: cl.GRPCPorts[node-1], Class: class, TenantKey: "team", Replicas: 3,
 			Consistency: consistency, Timeout: 10 * time.Second, Retries: 5})
 		if err != nil {
 			t.Fatalf("open through node %d: %v", node, err)
@@ -250,7 +250,7 @@ func TestClusterNodeLoss(t *testing.T) {
 	killedAt := time.Now()
 	phase("node down", 2*clusterMinPuts, clusterMinReads)
 	// The level reaches the server: with a node down, ALL cannot be met.
-	all, err := Open(ctx, Config{Endpoint: cl.URLs[0], Class: class, TenantKey: "team", Replicas: 3, Consistency: "ALL", Retries: -1})
+	all, err := Open(ctx, Config{Endpoint: cl.URLs[0], GRPCPort: cl.GRPCPorts[0], Class: class, TenantKey: "team", Replicas: 3, Consistency: "ALL", Retries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

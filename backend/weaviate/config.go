@@ -70,8 +70,9 @@ type Config struct {
 	// variable APIKeyEnv by ParseURL and never appears in errors or String.
 	APIKey    string
 	APIKeyEnv string
-	// GRPCPort is the server's gRPC port. The REST transport does not use it;
-	// it is kept so that a URL naming it stays valid for a gRPC transport.
+	// GRPCPort is the server's gRPC port (DefaultGRPCPort), on the
+	// Endpoint's host: searches and batch writes go there, schema and admin
+	// requests to the REST Endpoint.
 	GRPCPort int
 	// Timeout bounds each request attempt (DefaultTimeout); Retries is how
 	// many attempts may follow a failed one (DefaultRetries; negative: none).
@@ -116,7 +117,7 @@ var (
 //	consistency  ONE, QUORUM or ALL (default QUORUM)
 //	api_key_env  environment variable holding the API key (default ENGRAM_WEAVIATE_API_KEY;
 //	             unset or empty: no key is sent)
-//	grpc         the server's gRPC port (recorded; the REST transport does not dial it)
+//	grpc         the server's gRPC port, for searches and batch writes (default 50051)
 //	tls          true: talk https (default false)
 //	timeout      per-attempt timeout, a Go duration (default 10s)
 //	retries      attempts after a failed one, 0..10 (default 3)

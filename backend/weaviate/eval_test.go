@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
+
+	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/embed/glove"
 	"github.com/engram-memory/engram/internal/eval"
@@ -32,7 +35,10 @@ import (
 // Engram defaults to for it (0.1, rsf). ENGRAM_WEAVIATE_EVAL_INDEX=flat
 // measures the exact vector index instead of HNSW; ENGRAM_WEAVIATE_EVAL_LIMIT
 // sets the results asked of each search (default 100, as engram eval);
-// ENGRAM_WEAVIATE_EVAL_KEEP=Name keeps the last corpus in class Name.
+// ENGRAM_WEAVIATE_EVAL_KEEP=Name keeps the last corpus in class Name. The
+// "direct gRPC" modes send the same searches straight to Weaviate (one
+// Search call, no Engram in between): the transport's overhead is each
+// mode's time over its direct twin's.
 func TestEval(t *testing.T) {
 	sets := os.Getenv("ENGRAM_WEAVIATE_EVAL")
 	if sets == "" {
@@ -166,6 +172,80 @@ func evalModes(model string) []evalMode {
 		{"native-rsf", native(FusionRSF, false)},
 		{"native-rrf", native(FusionRRF, false)},
 		{"native-rrf + explain legs", native(FusionRRF, true)},
+		{"seam native (Hybrid+Complete)", seamNative(model)},
+		{"direct gRPC bm25", direct(func(s *Store, q string, _ []float32, r *pb.SearchRequest) {
+			props, _ := s.searchProperties(nil)
+			r.Bm25Search = &pb.BM25{Query: s.keywordQuery(q), Properties: props}
+			r.Metadata = &pb.MetadataRequest{Uuid: true, Score: true}
+		})},
+		{"direct gRPC vector", direct(func(s *Store, _ string, qv []float32, r *pb.SearchRequest) {
+			name := VectorName(model, len(qv))
+			r.NearVector = &pb.NearVector{Vectors: []*pb.Vectors{queryVector(name, qv)}, Targets: &pb.Targets{TargetVectors: []string{name}}}
+			r.Metadata = &pb.MetadataRequest{Uuid: true, Distance: true}
+		})},
+		{"direct gRPC hybrid + explain", direct(func(s *Store, q string, qv []float32, r *pb.SearchRequest) {
+			props, _ := s.searchProperties(nil)
+			name := VectorName(model, len(qv))
+			alpha := float32(gloveWeight / (1 + gloveWeight))
+			r.HybridSearch = &pb.Hybrid{Query: s.keywordQuery(q), Properties: props, Vectors: []*pb.Vectors{queryVector(name, qv)},
+				Targets: &pb.Targets{TargetVectors: []string{name}}, AlphaParam: &alpha, UseAlphaParam: true,
+				FusionType: pb.Hybrid_FUSION_TYPE_RANKED}
+			r.Metadata = &pb.MetadataRequest{Uuid: true, Score: true, ExplainScore: true}
+		})},
+	}
+}
+
+// seamNative is a native hybrid search as the engine makes it through the
+// backend seam: Backend.Hybrid (the hybrid call, its explain legs and the
+// keyword bound) and Complete of the first 10 hits (the engine completes
+// the few it keeps).
+func seamNative(model string) func(context.Context, *Store, string, []float32, int) ([]string, error) {
+	return func(ctx context.Context, s *Store, q string, qv []float32, limit int) ([]string, error) {
+		if qv == nil {
+			return nil, nil
+		}
+		b := &Backend{s: s}
+		res, err := b.Hybrid(ctx, backend.HybridQuery{LegQuery: backend.LegQuery{Text: q, Vector: qv, Model: model, K: limit}, BM25Weight: 1, VectorWeight: gloveWeight})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, len(res.Hits))
+		var partial []*memory.Memory
+		for i, h := range res.Hits {
+			out[i] = h.Memory.ID
+			if i < 10 {
+				partial = append(partial, h.Memory)
+			}
+		}
+		_, err = b.Complete(ctx, partial)
+		return out, err
+	}
+}
+
+// direct is a search sent straight to Weaviate: one gRPC Search of the
+// store's class that set fills in, returning the memories' properties, and
+// nothing of Engram's in between but the reading of their ids.
+func direct(set func(s *Store, q string, qv []float32, r *pb.SearchRequest)) func(context.Context, *Store, string, []float32, int) ([]string, error) {
+	return func(ctx context.Context, s *Store, q string, qv []float32, limit int) ([]string, error) {
+		if qv == nil {
+			return nil, nil
+		}
+		api, err := s.c.rpc.dial()
+		if err != nil {
+			return nil, err
+		}
+		r := &pb.SearchRequest{Collection: s.cfg.Class, Limit: uint32(limit), Uses_123Api: true, Uses_125Api: true, Uses_127Api: true,
+			Properties: &pb.PropertiesRequest{NonRefProperties: fullProps}}
+		set(s, q, qv, r)
+		reply, err := api.Search(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, len(reply.Results))
+		for i, res := range reply.Results {
+			out[i] = res.GetProperties().GetNonRefProps().GetFields()[pID].GetTextValue()
+		}
+		return out, nil
 	}
 }
 
@@ -199,7 +279,7 @@ func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 		if keep != "" && last {
 			class = keep
 		}
-		s, err := Open(ctx, Config{Endpoint: base, Class: class, VectorIndex: index, Timeout: time.Minute})
+		s, err := Open(ctx, Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(t, base), Class: class, VectorIndex: index, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,8 +328,8 @@ func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 			}
 			qvecs[i] = v[0]
 		}
-		for mi, m := range modes {
-			for i, cs := range c.Cases {
+		for i, cs := range c.Cases { // modes side by side, query by query
+			for mi, m := range modes {
 				start := time.Now()
 				ranked, err := m.search(ctx, s, cs.Text, qvecs[i], evalLimit)
 				stats[mi].times = append(stats[mi].times, time.Since(start))

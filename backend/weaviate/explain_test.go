@@ -3,7 +3,6 @@ package weaviate
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,19 +104,4 @@ func FuzzGQLString(f *testing.F) {
 			t.Fatalf("%q read back as %q", s, back)
 		}
 	})
-}
-
-// TestGQLVector: float32 values are written with the fewest digits that
-// read back as the same float32.
-func TestGQLVector(t *testing.T) {
-	v := []float32{0, 1, -0.1, 1e-45, math.MaxFloat32, 0.33333334}
-	var back []float32
-	if err := json.Unmarshal([]byte(gqlVector(v)), &back); err != nil {
-		t.Fatal(err)
-	}
-	for i := range v {
-		if math.Float32bits(back[i]) != math.Float32bits(v[i]) {
-			t.Errorf("value %d: %v read back as %v", i, v[i], back[i])
-		}
-	}
 }

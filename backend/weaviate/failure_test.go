@@ -23,7 +23,7 @@ func TestServerStoppedMidWay(t *testing.T) {
 		t.Skip("starts a private server twice")
 	}
 	srv := weaviatetest.Start(t)
-	cfg := Config{Endpoint: srv.URL, Class: weaviatetest.Class(t, srv.URL), TenantKey: "team",
+	cfg := Config{Endpoint: srv.URL, GRPCPort: srv.GRPCPort, Class: weaviatetest.Class(t, srv.URL), TenantKey: "team",
 		Timeout: 2 * time.Second, Retries: 1, BatchSize: 10}
 	ctx := context.Background()
 	s, err := Open(ctx, cfg)

@@ -3,7 +3,6 @@ package weaviate
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,20 +24,6 @@ func gqlStrings(ss []string) string {
 		parts[i] = gqlString(s)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
-}
-
-// gqlVector renders float32s with the fewest digits that read back as the
-// same float32.
-func gqlVector(v []float32) string {
-	b := make([]byte, 0, len(v)*11+2)
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
-	}
-	return string(append(b, ']'))
 }
 
 // operand is one where-filter condition (or a conjunction of them).
@@ -71,47 +56,96 @@ func dateCond(path, op string, t time.Time) operand {
 	return cond(path, op, "valueDate", gqlString(formatTime(t)))
 }
 
-// filterOperands pushes every field of f down as where conditions. The scope
-// keeps its tenant key too: the tenant already selects those memories, and
-// the condition makes that exact whatever the tenant's name. A value the
-// exact-match tokenization would alter is refused (see exactValues).
+// clause is one filter condition (op a comparison on path with texts or a
+// date) or a conjunction or disjunction of clauses (op "And" or "Or" with
+// sub), which either transport renders: graphql for REST, proto for gRPC.
+type clause struct {
+	op    string // Weaviate's operator name: Equal, ContainsAll, LessThan, …, And, Or
+	path  string
+	texts []string // the text value(s); list: a text array
+	list  bool
+	date  *time.Time
+	sub   []clause
+}
+
+func textClause(path, op string, v string) clause {
+	return clause{op: op, path: path, texts: []string{v}}
+}
+
+func textsClause(path, op string, vs []string) clause {
+	return clause{op: op, path: path, texts: vs, list: true}
+}
+
+func dateClause(path, op string, t time.Time) clause { return clause{op: op, path: path, date: &t} }
+
+// graphql renders the clause as a where operand.
+func (c clause) graphql() operand {
+	switch {
+	case c.op == "And" || c.op == "Or":
+		ops := make([]operand, len(c.sub))
+		for i, s := range c.sub {
+			ops[i] = s.graphql()
+		}
+		return join(c.op, ops)
+	case c.date != nil:
+		return dateCond(c.path, c.op, *c.date)
+	case c.list:
+		return cond(c.path, c.op, "valueText", gqlStrings(c.texts))
+	}
+	return cond(c.path, c.op, "valueText", gqlString(c.texts[0]))
+}
+
+// filterOperands pushes every field of f down as where conditions
+// (filterClauses).
 func filterOperands(f *memory.Filter) ([]operand, error) {
+	cs, err := filterClauses(f)
+	if err != nil {
+		return nil, err
+	}
+	ops := make([]operand, len(cs))
+	for i, c := range cs {
+		ops[i] = c.graphql()
+	}
+	return ops, nil
+}
+
+// filterClauses are the conditions of every field of f. The scope keeps its
+// tenant key too: the tenant already selects those memories, and the
+// condition makes that exact whatever the tenant's name. A value the
+// exact-match tokenization would alter is refused (see exactValues).
+func filterClauses(f *memory.Filter) ([]clause, error) {
 	if err := exactValues(f.Scope, f.Type, f.Scene, f.Source, f.Tags); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", memory.ErrInvalid, err)
 	}
-	var ops []operand
+	var cs []clause
 	if len(f.Scope) > 0 {
-		ops = append(ops, cond(pScope, "ContainsAll", "valueText", gqlStrings(scopeTerms(f.Scope))))
+		cs = append(cs, textsClause(pScope, "ContainsAll", scopeTerms(f.Scope)))
 	}
-	if f.Type != "" {
-		ops = append(ops, cond(pType, "Equal", "valueText", gqlString(f.Type)))
-	}
-	if f.Scene != "" {
-		ops = append(ops, cond(pScene, "Equal", "valueText", gqlString(f.Scene)))
-	}
-	if f.Source != "" {
-		ops = append(ops, cond(pSource, "Equal", "valueText", gqlString(f.Source)))
+	for _, p := range []struct{ path, v string }{{pType, f.Type}, {pScene, f.Scene}, {pSource, f.Source}} {
+		if p.v != "" {
+			cs = append(cs, textClause(p.path, "Equal", p.v))
+		}
 	}
 	if tags := memory.NormalizeTags(f.Tags); len(tags) > 0 {
-		ops = append(ops, cond(pTags, "ContainsAll", "valueText", gqlStrings(tags)))
+		cs = append(cs, textsClause(pTags, "ContainsAll", tags))
 	}
 	if f.Since != nil {
-		ops = append(ops, cond(pCreated, "GreaterThanEqual", "valueDate", gqlString(formatTime(*f.Since))))
+		cs = append(cs, dateClause(pCreated, "GreaterThanEqual", *f.Since))
 	}
 	if f.Until != nil {
-		ops = append(ops, cond(pCreated, "LessThan", "valueDate", gqlString(formatTime(*f.Until))))
+		cs = append(cs, dateClause(pCreated, "LessThan", *f.Until))
 	}
 	if err := memory.CheckEpisode(f.Episode); err != nil {
 		return nil, fmt.Errorf("filter: %w", err)
 	}
 	if f.Episode != "" {
-		ops = append(ops, cond(pEpisode, "Equal", "valueText", gqlString(f.Episode)))
+		cs = append(cs, textClause(pEpisode, "Equal", f.Episode))
 	}
 	if f.Supersedes != "" {
 		if err := memory.CheckID(f.Supersedes); err != nil {
 			return nil, fmt.Errorf("filter: supersedes: %w", err)
 		}
-		ops = append(ops, cond(pSupersedes, "Equal", "valueText", gqlString(f.Supersedes)))
+		cs = append(cs, textClause(pSupersedes, "Equal", f.Supersedes))
 	}
 	// What was current at T: occurred by then, and superseded (if at all)
 	// only later; noSuperseder lies after every time a filter may name.
@@ -121,17 +155,17 @@ func filterOperands(f *memory.Filter) ([]operand, error) {
 		if err := memory.CheckTime("as_of", *f.AsOf); err != nil {
 			return nil, fmt.Errorf("filter: %w", err)
 		}
-		ops = append(ops, dateCond(pOccurred, "LessThanEqual", *f.AsOf), dateCond(pSupersededAt, "GreaterThan", *f.AsOf))
+		cs = append(cs, dateClause(pOccurred, "LessThanEqual", *f.AsOf), dateClause(pSupersededAt, "GreaterThan", *f.AsOf))
 	case f.Current:
-		ops = append(ops, dateCond(pSupersededAt, "Equal", noSuperseder))
+		cs = append(cs, dateClause(pSupersededAt, "Equal", noSuperseder))
 	}
-	return ops, nil
+	return cs, nil
 }
 
-// windowsOperand matches the memories that occurred inside one of the
-// windows (Since inclusive, Until exclusive), or "" for none. The bounds are
-// clamped to the times Weaviate can compare (Unix nanoseconds).
-func windowsOperand(windows []memory.TimeWindow) operand {
+// windowsClause matches the memories that occurred inside one of the
+// windows (Since inclusive, Until exclusive); false for no windows. The
+// bounds are clamped to the times Weaviate can compare (Unix nanoseconds).
+func windowsClause(windows []memory.TimeWindow) (clause, bool) {
 	clamp := func(t time.Time) time.Time {
 		switch {
 		case t.Before(memory.MinTime):
@@ -141,19 +175,24 @@ func windowsOperand(windows []memory.TimeWindow) operand {
 		}
 		return t
 	}
-	var ors []operand
+	if len(windows) == 0 {
+		return clause{}, false
+	}
+	var ors []clause
 	for _, w := range windows {
 		if !w.Since.Before(w.Until) {
 			continue // empty: matches nothing
 		}
-		ors = append(ors, join("And", []operand{dateCond(pOccurred, "GreaterThanEqual", clamp(w.Since)),
-			dateCond(pOccurred, "LessThan", clamp(w.Until))}))
+		ors = append(ors, clause{op: "And", sub: []clause{dateClause(pOccurred, "GreaterThanEqual", clamp(w.Since)),
+			dateClause(pOccurred, "LessThan", clamp(w.Until))}})
 	}
-	if len(ors) == 0 && len(windows) > 0 {
-		// Only empty windows: a condition nothing meets.
-		return dateCond(pOccurred, "LessThan", memory.MinTime)
+	switch len(ors) {
+	case 0: // only empty windows: a condition nothing meets
+		return dateClause(pOccurred, "LessThan", memory.MinTime), true
+	case 1:
+		return ors[0], true
 	}
-	return join("Or", ors)
+	return clause{op: "Or", sub: ors}, true
 }
 
 // idsOperand matches the objects of the given Engram ids, in whatever scope

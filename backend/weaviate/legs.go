@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,7 +88,7 @@ func toHits(hs []Hit, withVectors bool, model string) []backend.Hit {
 const NativeRRFK = weaviateRRFK - 1
 
 // Complete reads the full memories (vectors left out) of the partial ones
-// the legs returned, by object UUID, one request per tenant.
+// the legs returned, by object UUID, one gRPC search per tenant.
 func (b *Backend) Complete(ctx context.Context, partial []*memory.Memory) ([]*memory.Memory, error) {
 	byTenant := map[string][]string{}
 	for _, m := range partial {
@@ -107,7 +105,7 @@ func (b *Backend) Complete(ctx context.Context, partial []*memory.Memory) ([]*me
 		found[i] = make(map[string]*memory.Memory, len(uuids))
 		for start := 0; start < len(uuids); start += maxIDsPerRequest {
 			chunk := uuids[start:min(start+maxIDsPerRequest, len(uuids))]
-			ms, err := b.s.fetch(ctx, tenant, "where:"+string(uuidsOperand(chunk))+",limit:"+strconv.Itoa(len(chunk)), nil, false)
+			ms, err := b.s.byUUIDs(ctx, tenant, chunk)
 			if err != nil {
 				return err
 			}
@@ -240,51 +238,6 @@ func queryBound(terms []string, n int, df map[string]int, k1 float64) float64 {
 		out += idf(df[t]) * (k1 + 1)
 	}
 	return out
-}
-
-// termStats counts, in one request, a tenant's memories and those holding
-// each term.
-func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (int, map[string]int, error) {
-	var q strings.Builder
-	q.WriteString("{Aggregate{")
-	targ := strings.TrimSuffix(tenantArg(tenant), ",")
-	if targ != "" {
-		q.WriteString("n:" + s.cfg.Class + "(" + targ + "){meta{count}} ")
-	} else {
-		q.WriteString("n:" + s.cfg.Class + "{meta{count}} ")
-	}
-	uniq := []string{}
-	seen := map[string]bool{}
-	for _, t := range terms {
-		if !seen[t] {
-			seen[t] = true
-			uniq = append(uniq, t)
-		}
-	}
-	for i, t := range uniq {
-		args := tenantArg(tenant) + "where:" + string(cond(pTerms, "Equal", "valueText", gqlString(t)))
-		q.WriteString("t" + strconv.Itoa(i) + ":" + s.cfg.Class + "(" + args + "){meta{count}} ")
-	}
-	q.WriteString("}}")
-	var data countsAnswer
-	err := s.c.graphql(ctx, q.String(), &data)
-	if errors.Is(err, errTenantNotFound) {
-		return 0, nil, nil
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	count := func(alias string) int {
-		if rows := data.Aggregate[alias]; len(rows) > 0 {
-			return rows[0].Meta.Count
-		}
-		return 0
-	}
-	df := make(map[string]int, len(uniq))
-	for i, t := range uniq {
-		df[t] = count("t" + strconv.Itoa(i))
-	}
-	return count("n"), df, nil
 }
 
 // modelDim reads the dimension of one stored vector of model (0: none left).

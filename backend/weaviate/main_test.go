@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { os.Exit(weaviatetest.Main(m)) }
 func openTest(t testing.TB, edit func(*Config)) *Store {
 	t.Helper()
 	base := weaviatetest.URL(t)
-	cfg := Config{Endpoint: base, Class: weaviatetest.Class(t, base)}
+	cfg := Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(t, base), Class: weaviatetest.Class(t, base)}
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -142,17 +142,11 @@ func (s *Store) rewriteTenant(ctx context.Context, tenant string, episodes episo
 func (s *Store) sendAll(ctx context.Context, objs []*object) error {
 	s.writeMu.RLock()
 	defer s.writeMu.RUnlock()
-	for start := 0; start < len(objs); start += s.cfg.BatchSize {
-		chunk := objs[start:min(start+s.cfg.BatchSize, len(objs))]
-		bad, err := s.sendChecked(ctx, chunk)
-		if err != nil {
-			return err
-		}
-		if len(bad) > 0 {
-			return &BatchError{Failed: bad, Stored: start + len(chunk) - len(bad)}
-		}
+	bad, stored, err := s.sendBatches(ctx, objs)
+	if err == nil && len(bad) > 0 {
+		err = &BatchError{Failed: bad, Stored: stored}
 	}
-	return nil
+	return err
 }
 
 // setDescription records this store's meta in the class description.

@@ -41,7 +41,7 @@ func readSchema2(t *testing.T) schema2 {
 // rawClient talks to the test server without a Store.
 func rawClient(t *testing.T, base string) *client {
 	t.Helper()
-	cfg := Config{Endpoint: base}
+	cfg := Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(t, base)}
 	if err := cfg.withDefaults(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,13 @@ func writeSchema2(t *testing.T, c *client, fixture schema2, tokenizer, name stri
 	for _, o := range objs {
 		o["class"] = name
 	}
-	var res []batchResult
+	var res []struct {
+		Result struct {
+			Errors struct {
+				Error []graphQLError `json:"error"`
+			} `json:"errors"`
+		} `json:"result"`
+	}
 	if err := c.do(ctx, http.MethodPost, "/v1/batch/objects", nil, map[string]any{"objects": objs}, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +95,7 @@ func TestUpgradeFromSchema2(t *testing.T) {
 			c := rawClient(t, base)
 			writeSchema2(t, c, fixture, tok, name)
 			ctx := ctxT(t)
-			cfg := Config{Endpoint: base, Class: name, TenantKey: "team", Tokenizer: tok}
+			cfg := Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(t, base), Class: name, TenantKey: "team", Tokenizer: tok}
 			// What the schema-2 Engram read from these objects, before the upgrade.
 			var before []*memory.Memory
 			for _, o := range fixture[tok].Objects {
@@ -221,7 +227,7 @@ func TestOpenRefusesOtherSchemas(t *testing.T) {
 			class := f[TokenizerEngram].Class
 			class["description"] = strings.Replace(class["description"].(string), `"engram":2`, `"engram":`+strconv.Itoa(v), 1)
 			writeSchema2(t, rawClient(t, base), f, TokenizerEngram, name)
-			_, err := Open(context.Background(), Config{Endpoint: base, Class: name, TenantKey: "team"})
+			_, err := Open(context.Background(), Config{Endpoint: base, GRPCPort: weaviatetest.GRPCPort(t, base), Class: name, TenantKey: "team"})
 			if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "schema "+strconv.Itoa(v)) {
 				t.Fatalf("open: %v, want ErrIncompatible naming schema %d", err, v)
 			}

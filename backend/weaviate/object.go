@@ -411,8 +411,10 @@ type fields struct {
 	SuperAt     string   `json:"superseded_at"`
 	// Context is the stored context, read by the writes that maintain it
 	// (never part of a memory).
-	Context    string `json:"context"`
-	Day        string `json:"occurred_day"`
+	Context string `json:"context"`
+	Day     string `json:"occurred_day"`
+	// vectors are the named vectors a gRPC answer carried (grpcdecode.go).
+	vectors    map[string][]float32
 	Additional struct {
 		ID           string                     `json:"id"`
 		LastUpdate   json.RawMessage            `json:"lastUpdateTimeUnix"`
@@ -423,13 +425,21 @@ type fields struct {
 	} `json:"_additional"`
 }
 
+// fullProps are the properties that fill a memory's fields; leanProps
+// those that identify and filter a hit (LegQuery.Lean).
+var (
+	fullProps = []string{pID, pName, pDescription, pText, pType, pScene, pScope, pTags, pSource, pMetadata, pFavorite,
+		pCreated, pUpdated, pUses, pDemand, pDemandAt, pHash, pModel, pDim, pEpisode, pSeq, pSpeaker, pOccurred,
+		pSupersedes, pSupersededBy, pSupersededAt}
+	leanProps = []string{pID, pType, pScene, pScope, pTags, pSource, pCreated, pFavorite, pUses, pDemand, pDemandAt,
+		pEpisode, pSeq, pSpeaker, pOccurred, pSupersedes, pSupersededBy, pSupersededAt}
+)
+
 // fieldList is the GraphQL selection that fills fields; vectors names the
 // vectors to fetch with it.
 func fieldList(vectors []string, extra string) string {
 	var b strings.Builder
-	b.WriteString(pID + " " + pName + " " + pDescription + " " + pText + " " + pType + " " + pScene + " " + pScope + " " +
-		pTags + " " + pSource + " " + pMetadata + " " + pFavorite + " " + pCreated + " " + pUpdated + " " + pUses + " " +
-		pDemand + " " + pDemandAt + " " + pHash + " " + pModel + " " + pDim + " " + episodeFields + " _additional{id " + extra)
+	b.WriteString(strings.Join(fullProps, " ") + " _additional{id " + extra)
 	if len(vectors) > 0 {
 		b.WriteString(" vectors{" + strings.Join(vectors, " ") + "}")
 	}
@@ -437,14 +447,9 @@ func fieldList(vectors []string, extra string) string {
 	return b.String()
 }
 
-// episodeFields are the schema-3 properties a memory's selection holds.
-const episodeFields = pEpisode + " " + pSeq + " " + pSpeaker + " " + pOccurred + " " + pSupersedes + " " +
-	pSupersededBy + " " + pSupersededAt
-
 // leanList is the GraphQL selection of what identifies and filters a hit.
 func leanList(extra string) string {
-	return pID + " " + pType + " " + pScene + " " + pScope + " " + pTags + " " + pSource + " " + pCreated + " " +
-		pFavorite + " " + pUses + " " + pDemand + " " + pDemandAt + " " + episodeFields + " _additional{id " + extra + "}"
+	return strings.Join(leanProps, " ") + " _additional{id " + extra + "}"
 }
 
 // decodeLean reads what leanList selects: a memory with only its id, scope,
@@ -522,11 +527,11 @@ func (f *fields) decode(withVector bool) (*memory.Memory, error) {
 		}
 		m.Embedding = &memory.Embedding{Model: f.Model, Dim: dim}
 		if withVector {
-			raw, ok := f.Additional.Vectors[VectorName(f.Model, dim)]
-			if !ok {
+			if v, ok := f.vectors[VectorName(f.Model, dim)]; ok { // read over gRPC
+				m.Embedding.Vector = v
+			} else if raw, ok := f.Additional.Vectors[VectorName(f.Model, dim)]; !ok {
 				return bad("its %s vector is missing", f.Model)
-			}
-			if err := json.Unmarshal(raw, &m.Embedding.Vector); err != nil {
+			} else if err := json.Unmarshal(raw, &m.Embedding.Vector); err != nil {
 				return bad("vector: %v", err)
 			}
 			if len(m.Embedding.Vector) != dim {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
+
 	"github.com/engram-memory/engram/internal/index"
 	"github.com/engram-memory/engram/memory"
 )
@@ -90,16 +92,16 @@ func (s *Store) keywordQuery(text string) string {
 	return s.terms(text)
 }
 
-// propsArg lists the BM25 properties, with TokenizerWord's field weights as
-// Weaviate boosts ("name^2"), then the context and the day with their field
-// weights as boosts (searchedContext).
-func (s *Store) propsArg(weights []float64) (string, error) {
+// searchProperties lists the BM25 properties, with TokenizerWord's field
+// weights as Weaviate boosts ("name^2"), then the context and the day with
+// their field weights as boosts (searchedContext).
+func (s *Store) searchProperties(weights []float64) ([]string, error) {
 	props := searchProps(s.cfg.Tokenizer)
 	var out []string
 	if len(props) == 1 {
 		for _, w := range weights {
 			if w != 1 {
-				return "", fmt.Errorf("%w: field weights %v: with tokenizer engram name, description and text are one field (Engram's default weights); use tokenizer word for weights", memory.ErrInvalid, weights)
+				return nil, fmt.Errorf("%w: field weights %v: with tokenizer engram name, description and text are one field (Engram's default weights); use tokenizer word for weights", memory.ErrInvalid, weights)
 			}
 		}
 		out = props
@@ -113,10 +115,10 @@ func (s *Store) propsArg(weights []float64) (string, error) {
 			}
 		}
 		if len(out) == 0 {
-			return "", fmt.Errorf("%w: every field weight is 0", memory.ErrInvalid)
+			return nil, fmt.Errorf("%w: every field weight is 0", memory.ErrInvalid)
 		}
 	}
-	return "properties:" + gqlStrings(append(out, s.searchedContext()...)), nil
+	return append(out, s.searchedContext()...), nil
 }
 
 // searchedContext are the context and day properties BM25 searches besides
@@ -176,13 +178,15 @@ func (s *Store) BM25(ctx context.Context, q LegQuery) ([]Hit, error) {
 	if text == "" {
 		return nil, nil
 	}
-	props, err := s.propsArg(q.FieldWeights)
+	props, err := s.searchProperties(q.FieldWeights)
 	if err != nil {
 		return nil, err
 	}
-	search := "bm25:{query:" + gqlString(text) + "," + props + "}"
 	scale := 1 + s.cfg.K1
-	return s.leg(ctx, &q, search, "score", func(f *fields) (float64, error) {
+	return s.leg(ctx, &q, func(r *pb.SearchRequest) {
+		r.Bm25Search = &pb.BM25{Query: text, Properties: props}
+		r.Metadata = &pb.MetadataRequest{Score: true}
+	}, func(f *fields) (float64, error) {
 		sc, err := strconv.ParseFloat(f.Additional.Score.String(), 64)
 		return sc * scale, err
 	})
@@ -198,8 +202,10 @@ func (s *Store) NearVector(ctx context.Context, q LegQuery) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	search := "nearVector:{vector:" + gqlVector(q.Vector) + ",targetVectors:[" + gqlString(name) + "]}"
-	return s.leg(ctx, &q, search, "distance", func(f *fields) (float64, error) {
+	return s.leg(ctx, &q, func(r *pb.SearchRequest) {
+		r.NearVector = &pb.NearVector{Vectors: []*pb.Vectors{queryVector(name, q.Vector)}, Targets: &pb.Targets{TargetVectors: []string{name}}}
+		r.Metadata = &pb.MetadataRequest{Distance: true}
+	}, func(f *fields) (float64, error) {
 		if f.Additional.Distance == nil {
 			return 0, errors.New("no distance in the answer")
 		}
@@ -207,13 +213,19 @@ func (s *Store) NearVector(ctx context.Context, q LegQuery) ([]Hit, error) {
 	})
 }
 
-// leg runs one ranked Get in every tenant the filter reaches and merges the
-// tenants' hits by score (exact for cosine; for BM25 each tenant's own
-// statistics score its memories, so a merge over tenants is approximate).
-// With windows it runs again inside them and appends what that adds.
-func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, score func(*fields) (float64, error)) ([]Hit, error) {
-	run := func(window operand) ([]Hit, error) {
-		per, err := rankedGet(ctx, s, q, search, extra, window, func(o *fields, m *memory.Memory) (Hit, error) {
+// queryVector is a query vector as gRPC carries it.
+func queryVector(name string, v []float32) *pb.Vectors {
+	return &pb.Vectors{Name: name, VectorBytes: vectorBytes(v), Type: pb.Vectors_VECTOR_TYPE_SINGLE_FP32}
+}
+
+// leg runs one ranked search (set fills in the search and the metadata
+// score reads) in every tenant the filter reaches and merges the tenants'
+// hits by score (exact for cosine; for BM25 each tenant's own statistics
+// score its memories, so a merge over tenants is approximate). With windows
+// it runs again inside them and appends what that adds.
+func (s *Store) leg(ctx context.Context, q *LegQuery, set func(*pb.SearchRequest), score func(*fields) (float64, error)) ([]Hit, error) {
+	run := func(window *clause) ([]Hit, error) {
+		per, err := rankedGet(ctx, s, q, set, window, func(o *fields, m *memory.Memory) (Hit, error) {
 			sc, err := score(o)
 			if err != nil {
 				return Hit{}, fmt.Errorf("memory %s: score: %w", m.ID, err)
@@ -235,15 +247,16 @@ func (s *Store) leg(ctx context.Context, q *LegQuery, search, extra string, scor
 	return hits, nil
 }
 
-// withWindows runs a search (run("")) and, when there are windows, the same
+// withWindows runs a search (run(nil)) and, when there are windows, the same
 // search inside them, and appends to the first hits those of the second
 // that it lacks (by key): backend.LegQuery.Windows.
-func withWindows[H any](windows []memory.TimeWindow, run func(window operand) ([]H, error), key func(H) string) ([]H, error) {
-	hits, err := run("")
-	if err != nil || len(windows) == 0 {
+func withWindows[H any](windows []memory.TimeWindow, run func(window *clause) ([]H, error), key func(H) string) ([]H, error) {
+	hits, err := run(nil)
+	w, ok := windowsClause(windows)
+	if err != nil || !ok {
 		return hits, err
 	}
-	more, err := run(windowsOperand(windows))
+	more, err := run(&w)
 	if err != nil {
 		return nil, fmt.Errorf("inside the time windows: %w", err)
 	}
@@ -259,19 +272,19 @@ func withWindows[H any](windows []memory.TimeWindow, run func(window operand) ([
 	return hits, nil
 }
 
-// rankedGet runs a ranked Get (search, q.K deep, q's filter and the
-// operand and (if any) as a where clause, the fields q asks for plus extra)
-// in every tenant q's filter reaches, and returns each tenant's hits, made by
-// hit from every answer q's filter admits, in the tenant's order. Errors of
-// a tenant's call are returned as they are; the caller says which search
-// failed.
-func rankedGet[H any](ctx context.Context, s *Store, q *LegQuery, search, extra string, and operand, hit func(*fields, *memory.Memory) (H, error)) ([][]H, error) {
-	ops, err := filterOperands(&q.Filter)
+// rankedGet runs a ranked gRPC search (set fills in the search and its
+// metadata; q.K deep, q's filter and the clause and (if any) pushed down, the
+// properties q asks for) in every tenant q's filter reaches, one call each,
+// and returns each tenant's hits, made by hit from every answer q's filter
+// admits, in the tenant's order. Errors of a tenant's call are returned as
+// they are; the caller says which search failed.
+func rankedGet[H any](ctx context.Context, s *Store, q *LegQuery, set func(*pb.SearchRequest), and *clause, hit func(*fields, *memory.Memory) (H, error)) ([][]H, error) {
+	cs, err := filterClauses(&q.Filter)
 	if err != nil {
 		return nil, err
 	}
-	if and != "" {
-		ops = append(ops, and)
+	if and != nil {
+		cs = append(cs, *and)
 	}
 	tenants, err := s.tenantsFor(ctx, q.Filter.Scope)
 	if err != nil {
@@ -280,17 +293,17 @@ func rankedGet[H any](ctx context.Context, s *Store, q *LegQuery, search, extra 
 	if len(tenants) == 0 { // a multi-tenant class nobody wrote to yet
 		return nil, nil
 	}
-	args := search + ",limit:" + strconv.Itoa(q.K)
-	if w := where(ops); w != "" {
-		args += ",where:" + w
-	}
-	sel := fieldList(s.vectorSelection(q.WithVectors), extra)
-	if q.Lean {
-		sel = leanList(extra)
+	filter := protoFilter(cs)
+	var vectors []string
+	if q.WithVectors {
+		vectors = s.vectorSelection(true)
 	}
 	per := make([][]H, len(tenants))
 	err = eachTenant(ctx, tenants, func(ctx context.Context, ti int, tenant string) error {
-		objs, err := s.get(ctx, tenant, args, sel)
+		req := &pb.SearchRequest{Limit: uint32(q.K), Filters: filter}
+		set(req)
+		req.Properties, req.Metadata = selection(q.Lean, vectors, req.Metadata)
+		objs, err := s.search(ctx, tenant, req)
 		if err != nil {
 			return err
 		}
@@ -397,12 +410,12 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 	if err != nil {
 		return nil, err
 	}
-	fusion := "rankedFusion"
+	fusion := pb.Hybrid_FUSION_TYPE_RANKED
 	switch q.Fusion {
 	case "", FusionRRF:
 		q.Fusion = FusionRRF
 	case FusionRSF:
-		fusion = "relativeScoreFusion"
+		fusion = pb.Hybrid_FUSION_TYPE_RELATIVE_SCORE
 	default:
 		return nil, fmt.Errorf("%w: fusion %q: want rrf or rsf", memory.ErrInvalid, q.Fusion)
 	}
@@ -410,13 +423,13 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 	if err != nil {
 		return nil, err
 	}
-	props, err := s.propsArg(q.FieldWeights)
+	props, err := s.searchProperties(q.FieldWeights)
 	if err != nil {
 		return nil, err
 	}
-	text := s.keywordQuery(q.Text)
-	search := "hybrid:{query:" + gqlString(text) + ",vector:" + gqlVector(q.Vector) + ",targetVectors:[" + gqlString(name) +
-		"],alpha:" + strconv.FormatFloat(alpha, 'g', -1, 64) + ",fusionType:" + fusion + "," + props + "}"
+	a := float32(alpha)
+	hybrid := &pb.Hybrid{Query: s.keywordQuery(q.Text), Properties: props, Vectors: []*pb.Vectors{queryVector(name, q.Vector)},
+		Targets: &pb.Targets{TargetVectors: []string{name}}, AlphaParam: &a, UseAlphaParam: true, FusionType: fusion}
 	scale := q.BM25Weight + q.VectorWeight
 
 	var (
@@ -440,7 +453,7 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 		wg.Add(1)
 		go func() { defer wg.Done(); vecHits, vecErr = s.NearVector(ctx, legQ) }()
 	}
-	hits, hybErr = s.hybridCall(ctx, &q, search, alpha, scale)
+	hits, hybErr = s.hybridCall(ctx, &q, hybrid, alpha, scale)
 	wg.Wait()
 	if hybErr != nil {
 		return nil, hybErr
@@ -474,15 +487,19 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 // hybridCall runs the hybrid Get in every tenant the filter reaches, reads
 // each hit's legs from explainScore and merges tenants by fused score; with
 // windows, it runs again inside them and appends what that adds.
-func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, search string, alpha, scale float64) ([]HybridHit, error) {
-	return withWindows(q.Windows, func(window operand) ([]HybridHit, error) {
-		return s.hybridGet(ctx, q, search, alpha, scale, window)
+func (s *Store) hybridCall(ctx context.Context, q *HybridQuery, hybrid *pb.Hybrid, alpha, scale float64) ([]HybridHit, error) {
+	return withWindows(q.Windows, func(window *clause) ([]HybridHit, error) {
+		return s.hybridGet(ctx, q, hybrid, alpha, scale, window)
 	}, func(h HybridHit) string { return h.Memory.Key() })
 }
 
-// hybridGet is one hybrid Get (with the operand window, if any) of hybridCall.
-func (s *Store) hybridGet(ctx context.Context, q *HybridQuery, search string, alpha, scale float64, window operand) ([]HybridHit, error) {
-	per, err := rankedGet(ctx, s, &q.LegQuery, search, "score explainScore", window, func(o *fields, m *memory.Memory) (HybridHit, error) {
+// hybridGet is one hybrid search (inside the window, if any) of hybridCall.
+func (s *Store) hybridGet(ctx context.Context, q *HybridQuery, hybrid *pb.Hybrid, alpha, scale float64, window *clause) ([]HybridHit, error) {
+	set := func(r *pb.SearchRequest) {
+		r.HybridSearch = hybrid
+		r.Metadata = &pb.MetadataRequest{Score: true, ExplainScore: true}
+	}
+	per, err := rankedGet(ctx, s, &q.LegQuery, set, window, func(o *fields, m *memory.Memory) (HybridHit, error) {
 		sc, err := strconv.ParseFloat(o.Additional.Score.String(), 64)
 		if err != nil {
 			return HybridHit{}, fmt.Errorf("memory %s: fused score: %w", m.ID, err)

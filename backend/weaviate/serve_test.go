@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestServeOnWeaviate(t *testing.T) {
 	srv := weaviatetest.Start(t)
 	class := weaviatetest.Class(t, srv.URL)
 	ctx := context.Background()
-	url := "weaviate://" + strings.TrimPrefix(srv.URL, "http://") + "?class=" + class + "&tenant=team&timeout=2s&retries=1"
+	url := "weaviate://" + strings.TrimPrefix(srv.URL, "http://") + "?class=" + class + "&grpc=" + strconv.Itoa(srv.GRPCPort) + "&tenant=team&timeout=2s&retries=1"
 	emb := embed.Func{ModelID: "test:len", F: func(_ context.Context, texts []string) ([][]float32, error) {
 		out := make([][]float32, len(texts))
 		for i, s := range texts {

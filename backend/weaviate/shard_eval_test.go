@@ -90,7 +90,7 @@ func TestShardedKeywordEval(t *testing.T) {
 	}
 	fmt.Fprintf(&b, " %9s\n", "p50 ms")
 	for _, shards := range []int{1, 3} {
-		s, err := Open(ctx, Config{Endpoint: base, Class: weaviatetest.Class(t, base), Replicas: 3, Shards: shards, Timeout: time.Minute})
+		s, err := Open(ctx, Config{Endpoint: base, GRPCPort: cl.GRPCPorts[0], Class: weaviatetest.Class(t, base), Replicas: 3, Shards: shards, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

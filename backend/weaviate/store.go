@@ -201,23 +201,29 @@ func (s *Store) consistencyArg() string {
 // eachTenant runs fn for every tenant concurrently (at most fanOut at once)
 // and returns the first error.
 func eachTenant(ctx context.Context, tenants []string, fn func(ctx context.Context, i int, tenant string) error) error {
-	if len(tenants) == 1 {
-		return fn(ctx, 0, tenants[0])
+	return eachParallel(ctx, len(tenants), fanOut, func(ctx context.Context, i int) error { return fn(ctx, i, tenants[i]) })
+}
+
+// eachParallel runs fn for 0..n-1, at most limit at once, and returns the
+// first error (which cancels the calls still running).
+func eachParallel(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
+	if n == 1 {
+		return fn(ctx, 0)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, fanOut)
+	sem := make(chan struct{}, limit)
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
 		first error
 	)
-	for i, t := range tenants {
+	for i := range n {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := fn(ctx, i, t); err != nil {
+			if err := fn(ctx, i); err != nil {
 				once.Do(func() { first = err; cancel() })
 			}
 		}()

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engram-memory/engram/internal/httpjson"
@@ -125,18 +126,9 @@ func (s *Store) Put(ctx context.Context, mems []*memory.Memory) error {
 		targets.add(s, m)
 		targets.add(s, old[m.Key()])
 	}
-	failed := map[string]string{}
-	stored := 0
-	for start := 0; start < len(objs); start += s.cfg.BatchSize {
-		chunk := objs[start:min(start+s.cfg.BatchSize, len(objs))]
-		bad, err := s.sendChecked(ctx, chunk)
-		if err != nil {
-			return fmt.Errorf("store memories %d..%d of %d: %w", start+1, start+len(chunk), len(objs), err)
-		}
-		stored += len(chunk) - len(bad)
-		for id, why := range bad {
-			failed[id] = why
-		}
+	failed, stored, err := s.sendBatches(ctx, objs)
+	if err != nil {
+		return err
 	}
 	if len(failed) > 0 {
 		// What was derived assumed every memory written: derive it again
@@ -213,6 +205,40 @@ func (s *Store) around(ctx context.Context, mems []*memory.Memory, superseders b
 // whose index entries it lost.
 const unindexedReason = "stored, but Weaviate's index does not find it (its entries were lost to a concurrent class update)"
 
+// batchesInFlight is how many batches of one write are sent at once: the
+// server indexes one while the next travels.
+const batchesInFlight = 4
+
+// sendBatches sends objs in batches of BatchSize, batchesInFlight at once, and
+// returns the Engram ids refused, with the reason, and how many were stored.
+func (s *Store) sendBatches(ctx context.Context, objs []*object) (map[string]string, int, error) {
+	var (
+		mu     sync.Mutex
+		failed = map[string]string{}
+		stored int
+		starts []int
+	)
+	for start := 0; start < len(objs); start += s.cfg.BatchSize {
+		starts = append(starts, start)
+	}
+	err := eachParallel(ctx, len(starts), batchesInFlight, func(ctx context.Context, i int) error {
+		start := starts[i]
+		chunk := objs[start:min(start+s.cfg.BatchSize, len(objs))]
+		bad, err := s.sendChecked(ctx, chunk)
+		if err != nil {
+			return fmt.Errorf("store memories %d..%d of %d: %w", start+1, start+len(chunk), len(objs), err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		stored += len(chunk) - len(bad)
+		for id, why := range bad {
+			failed[id] = why
+		}
+		return nil
+	})
+	return failed, stored, err
+}
+
 // sendChecked sends a batch, then checks that a filter on the ids finds
 // every object the server accepted. Weaviate 1.38.11 can store an object yet
 // lose its inverted-index entries when the class is updated (a named vector
@@ -275,14 +301,9 @@ func (s *Store) unindexed(ctx context.Context, objs []*object) ([]*object, error
 		for i, o := range os {
 			uuids[i] = o.ID
 		}
-		found, err := s.get(ctx, tenant, "where:"+string(cond("id", "ContainsAny", "valueText", gqlStrings(uuids)))+
-			",limit:"+strconv.Itoa(len(os)), "_additional{id}")
+		have, err := s.foundUUIDs(ctx, tenant, uuids)
 		if err != nil {
 			return nil, fmt.Errorf("check the batch: %w", err)
-		}
-		have := make(map[string]bool, len(found))
-		for _, f := range found {
-			have[f.Additional.ID] = true
 		}
 		for _, o := range os {
 			if !have[o.ID] {
@@ -308,56 +329,23 @@ func (s *Store) deleteObject(ctx context.Context, tenant, uuid string) error {
 	return err
 }
 
-// batchResult is one object of a batch answer.
-type batchResult struct {
-	ID         string         `json:"id"`
-	Properties map[string]any `json:"properties"`
-	Result     struct {
-		Status string `json:"status"`
-		Errors struct {
-			Error []graphQLError `json:"error"`
-		} `json:"errors"`
-	} `json:"result"`
-}
-
-// sendBatch posts objs and resends those refused, up to Retries rounds (a
-// refusal can be temporary, such as a tenant still being activated; the
-// memories were all checked before, so a lasting one is rare). It returns
-// the Engram ids still refused, with the reason.
+// sendBatch sends objs (one gRPC call) and resends those refused, up to
+// Retries rounds (a refusal can be temporary, such as a tenant still being
+// activated; the memories were all checked before, so a lasting one is
+// rare). It returns the Engram ids still refused, with the reason.
 func (s *Store) sendBatch(ctx context.Context, objs []*object) (map[string]string, error) {
-	q := url.Values{"consistency_level": {s.cfg.Consistency}}
 	pending := objs
-	var refused map[string]string
 	for round := 0; ; round++ {
-		var res []batchResult
-		if err := s.c.do(ctx, http.MethodPost, "/v1/batch/objects", q, map[string]any{"objects": pending}, &res); err != nil {
+		res, err := s.batchOnce(ctx, pending)
+		if err != nil {
 			return nil, err
 		}
-		byUUID := make(map[string]*object, len(pending))
-		for _, o := range pending {
-			byUUID[o.ID] = o
-		}
-		refused = map[string]string{}
+		refused := make(map[string]string, len(res))
 		var again []*object
-		answered := 0
-		for _, r := range res {
-			o, ok := byUUID[r.ID]
-			if !ok {
-				continue
-			}
-			answered++
-			if len(r.Result.Errors.Error) == 0 {
-				continue
-			}
-			msgs := make([]string, len(r.Result.Errors.Error))
-			for i, e := range r.Result.Errors.Error {
-				msgs[i] = e.Message
-			}
-			refused[o.Properties[pID].(string)] = s.c.clean(strings.Join(msgs, "; "))
+		for i, why := range res {
+			o := pending[i]
+			refused[o.Properties[pID].(string)] = why
 			again = append(again, o)
-		}
-		if answered != len(pending) {
-			return nil, fmt.Errorf("weaviate batch: answered %d of %d objects", answered, len(pending))
 		}
 		if len(again) == 0 || round >= s.cfg.Retries {
 			return refused, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) { os.Exit(weaviatetest.Main(m)) }
 func weaviateURL(t *testing.T, extra string) string {
 	t.Helper()
 	base := weaviatetest.URL(t)
-	return "weaviate://" + strings.TrimPrefix(base, "http://") + "?class=" + weaviatetest.Class(t, base) + extra
+	return "weaviate://" + strings.TrimPrefix(base, "http://") + "?class=" + weaviatetest.Class(t, base) + "&grpc=" + strconv.Itoa(weaviatetest.GRPCPort(t, base)) + extra
 }
 
 // TestMigrateRoundTrip: a file's memories (scopes, favorites, uses, vectors,

@@ -24,6 +24,9 @@ const EnvCluster = "ENGRAM_WEAVIATE_CLUSTER"
 type Cluster struct {
 	Dir  string
 	URLs []string // the REST base of node 1, 2, 3 (URLs[0] is node 1)
+	// GRPCPorts are the nodes' gRPC ports, in URLs' order: searches and
+	// batch writes go there.
+	GRPCPorts []int
 	ctl  string   // the .ci/weaviate that started it
 }
 
@@ -63,12 +66,33 @@ func openCluster(dir string) (*Cluster, error) {
 	if len(c.URLs) != 3 {
 		return nil, fmt.Errorf("%s: %d node URLs, want 3", filepath.Join(dir, "urls"), len(c.URLs))
 	}
+	for i := range c.URLs {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("node%d", i+1), "grpc_port"))
+		if err != nil {
+			return nil, fmt.Errorf("cluster node %d: %w", i+1, err)
+		}
+		port, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil, fmt.Errorf("cluster node %d: gRPC port %q: %v", i+1, b, err)
+		}
+		c.GRPCPorts = append(c.GRPCPorts, port)
+	}
 	for i, u := range c.URLs {
 		if err := waitReady(context.Background(), u, nil, 10*time.Second); err != nil {
 			return nil, fmt.Errorf("cluster node %d (%s) is not ready: %v", i+1, u, err)
 		}
 	}
 	return c, nil
+}
+
+// GRPCPort is the gRPC port of the node whose REST base is url, or 0.
+func (c *Cluster) GRPCPort(url string) int {
+	for i, u := range c.URLs {
+		if u == url {
+			return c.GRPCPorts[i]
+		}
+	}
+	return 0
 }
 
 // Kill SIGKILLs node n (1..3) by its PID, as a crash would, and waits

@@ -35,6 +35,9 @@ const Version = "v1.38.11"
 const (
 	EnvURL = "ENGRAM_WEAVIATE_URL" // use this running server
 	EnvBin = "ENGRAM_WEAVIATE_BIN" // start this binary
+	// EnvGRPC is the gRPC port of the server at EnvURL (.ci/weaviate start
+	// writes it to DIR/grpc_port).
+	EnvGRPC = "ENGRAM_WEAVIATE_GRPC_PORT"
 )
 
 // readyTimeout bounds a start: about 9 s on 2 idle cores, far more under load.
@@ -133,6 +136,25 @@ func URL(t testing.TB) string {
 		unavailable(t, "%v", shared.err)
 	}
 	return shared.srv.URL
+}
+
+// GRPCPort returns the gRPC port of the server at base, which URL returned:
+// EnvGRPC for the server at EnvURL, else the started server's.
+func GRPCPort(t testing.TB, base string) int {
+	t.Helper()
+	if u := os.Getenv(EnvURL); u != "" && strings.TrimRight(u, "/") == base {
+		p, err := strconv.Atoi(os.Getenv(EnvGRPC))
+		if err != nil || p < 1 || p > 65535 {
+			unavailable(t, "%s=%s needs its gRPC port in %s (got %q)", EnvURL, u, EnvGRPC, os.Getenv(EnvGRPC))
+		}
+		return p
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv == nil || shared.srv.URL != base {
+		t.Fatalf("weaviatetest.GRPCPort: %s is not the shared server", base)
+	}
+	return shared.srv.GRPCPort
 }
 
 // Server is a Weaviate process this package started.

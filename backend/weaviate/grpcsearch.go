@@ -1,0 +1,167 @@
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
+
+	"github.com/engram-memory/engram/memory"
+)
+
+// grpcOperators are Weaviate's filter operators by their GraphQL names.
+var grpcOperators = map[string]pb.Filters_Operator{
+	"Equal":            pb.Filters_OPERATOR_EQUAL,
+	"NotEqual":         pb.Filters_OPERATOR_NOT_EQUAL,
+	"GreaterThan":      pb.Filters_OPERATOR_GREATER_THAN,
+	"GreaterThanEqual": pb.Filters_OPERATOR_GREATER_THAN_EQUAL,
+	"LessThan":         pb.Filters_OPERATOR_LESS_THAN,
+	"LessThanEqual":    pb.Filters_OPERATOR_LESS_THAN_EQUAL,
+	"ContainsAny":      pb.Filters_OPERATOR_CONTAINS_ANY,
+	"ContainsAll":      pb.Filters_OPERATOR_CONTAINS_ALL,
+	"And":              pb.Filters_OPERATOR_AND,
+	"Or":               pb.Filters_OPERATOR_OR,
+}
+
+// uuidPath is the object UUID as a gRPC filter names it ("id" in GraphQL).
+const uuidPath = "_id"
+
+// proto renders the clause as a gRPC filter. Dates travel as text, as
+// Weaviate's gRPC filters take them.
+func (c clause) proto() *pb.Filters {
+	f := &pb.Filters{Operator: grpcOperators[c.op]}
+	if c.op == "And" || c.op == "Or" {
+		for _, s := range c.sub {
+			f.Filters = append(f.Filters, s.proto())
+		}
+		return f
+	}
+	path := c.path
+	if path == "id" {
+		path = uuidPath
+	}
+	f.Target = &pb.FilterTarget{Target: &pb.FilterTarget_Property{Property: path}}
+	switch {
+	case c.date != nil:
+		f.TestValue = &pb.Filters_ValueText{ValueText: formatTime(*c.date)}
+	case c.list:
+		f.TestValue = &pb.Filters_ValueTextArray{ValueTextArray: &pb.TextArray{Values: c.texts}}
+	default:
+		f.TestValue = &pb.Filters_ValueText{ValueText: c.texts[0]}
+	}
+	return f
+}
+
+// protoFilter is the conjunction of clauses as one gRPC filter (nil: none).
+func protoFilter(cs []clause) *pb.Filters {
+	switch len(cs) {
+	case 0:
+		return nil
+	case 1:
+		return cs[0].proto()
+	}
+	return clause{op: "And", sub: cs}.proto()
+}
+
+// selection is what a search returns of each object: the lean or full
+// properties, the named vectors (if any) and the metadata meta asks for
+// (the UUID always).
+func selection(lean bool, vectors []string, meta *pb.MetadataRequest) (*pb.PropertiesRequest, *pb.MetadataRequest) {
+	props := fullProps
+	if lean {
+		props = leanProps
+	}
+	if meta == nil {
+		meta = &pb.MetadataRequest{}
+	}
+	meta.Uuid, meta.Vectors = true, vectors
+	return &pb.PropertiesRequest{NonRefProperties: props}, meta
+}
+
+// search runs one gRPC Search in a tenant of the class, with the store's
+// consistency level, and reads each result's fields. A missing tenant reads
+// as empty.
+func (s *Store) search(ctx context.Context, tenant string, req *pb.SearchRequest) ([]fields, error) {
+	req.Collection, req.Tenant, req.ConsistencyLevel = s.cfg.Class, tenant, consistency(s.cfg.Consistency)
+	req.Uses_123Api, req.Uses_125Api, req.Uses_127Api = true, true, true
+	var reply *pb.SearchReply
+	err := s.c.rpc.call(ctx, "search", func(ctx context.Context, api pb.WeaviateClient) error {
+		var err error
+		reply, err = api.Search(ctx, req)
+		return err
+	})
+	if errors.Is(err, errTenantNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fields, len(reply.GetResults()))
+	for i, r := range reply.GetResults() {
+		if out[i], err = fieldsOf(r); err != nil {
+			return nil, fmt.Errorf("weaviate gRPC search: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// byUUIDs reads the memories (vectors left out) with these object UUIDs in
+// the tenant, in one gRPC search.
+func (s *Store) byUUIDs(ctx context.Context, tenant string, uuids []string) ([]*memory.Memory, error) {
+	req := &pb.SearchRequest{Limit: uint32(len(uuids)), Filters: textsClause("id", "ContainsAny", uuids).proto()}
+	req.Properties, req.Metadata = selection(false, nil, nil)
+	objs, err := s.search(ctx, tenant, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.decodeAll(objs, nil, false)
+}
+
+// termsInFlight bounds the concurrent counts of one termStats.
+const termsInFlight = 8
+
+// count is how many objects of the tenant the filter (nil: all) admits, in
+// one gRPC Aggregate; 0 for a missing tenant.
+func (s *Store) count(ctx context.Context, tenant string, filter *pb.Filters) (int, error) {
+	req := &pb.AggregateRequest{Collection: s.cfg.Class, Tenant: tenant, ObjectsCount: true, Filters: filter}
+	var reply *pb.AggregateReply
+	err := s.c.rpc.call(ctx, "aggregate", func(ctx context.Context, api pb.WeaviateClient) error {
+		var err error
+		reply, err = api.Aggregate(ctx, req)
+		return err
+	})
+	if errors.Is(err, errTenantNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int(reply.GetSingleResult().GetObjectsCount()), nil
+}
+
+// termStats counts a tenant's memories and those holding each term, one
+// gRPC Aggregate each, termsInFlight at once (Weaviate resolves the aliases
+// of one GraphQL Aggregate one after the other).
+func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (int, map[string]int, error) {
+	uniq := slices.Compact(slices.Sorted(slices.Values(terms)))
+	counts := make([]int, len(uniq)+1) // counts[0]: every memory
+	err := eachParallel(ctx, len(counts), termsInFlight, func(ctx context.Context, i int) error {
+		var filter *pb.Filters
+		if i > 0 {
+			filter = textClause(pTerms, "Equal", uniq[i-1]).proto()
+		}
+		var err error
+		counts[i], err = s.count(ctx, tenant, filter)
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	df := make(map[string]int, len(uniq))
+	for i, t := range uniq {
+		df[t] = counts[i+1]
+	}
+	return counts[0], df, nil
+}
