@@ -27,7 +27,7 @@ type Cluster struct {
 	// GRPCPorts are the nodes' gRPC ports, in URLs' order: searches and
 	// batch writes go there.
 	GRPCPorts []int
-	ctl  string   // the .ci/weaviate that started it
+	ctl       string // the .ci/weaviate that started it
 }
 
 // ClusterFromEnv returns the cluster ENGRAM_WEAVIATE_CLUSTER names, checking
