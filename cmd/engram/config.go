@@ -15,7 +15,7 @@ import (
 
 // optionsFromEnv reads the providers' configuration (DESIGN §7):
 //
-//	ENGRAM_EMBEDDER      builtin (default) | minilm | static | glove | openai | ollama | none
+//	ENGRAM_EMBEDDER      builtin (default) | minilm | static | glove | bge-small | openai | ollama | none
 //	ENGRAM_EMBED_URL     base URL (openai: …/v1; ollama: default http://127.0.0.1:11434)
 //	ENGRAM_EMBED_MODEL   model name (required for openai and ollama)
 //	ENGRAM_EMBED_API_KEY bearer key (openai)
@@ -29,7 +29,7 @@ func optionsFromEnv() (engram.Options, error) {
 	url, model, key := os.Getenv("ENGRAM_EMBED_URL"), os.Getenv("ENGRAM_EMBED_MODEL"), os.Getenv("ENGRAM_EMBED_API_KEY")
 	switch name := os.Getenv("ENGRAM_EMBEDDER"); name {
 	case "", "builtin":
-	case builtin.MiniLM, builtin.Static, builtin.GloVe:
+	case builtin.MiniLM, builtin.Static, builtin.GloVe, builtin.BGESmall:
 		e, err := builtin.New(name)
 		if err != nil {
 			return o, err

@@ -137,12 +137,16 @@ func writeVersion(w io.Writer, b build) error {
 		date = "unknown"
 	}
 	fmt.Fprintf(&s, "commit:   %s\ndate:     %s\ngo:       %s %s\nmodels:\n", commit, date, b.Go, b.Platform)
+	width := 0
+	for _, m := range b.Models {
+		width = max(width, len(m.Name))
+	}
 	for _, m := range b.Models {
 		def := ""
 		if m.Default {
 			def = ", the default"
 		}
-		fmt.Fprintf(&s, "  %-7s %s, %d dimensions%s: vectors stored as %s\n", m.Name, m.Title, m.Dim, def, m.ID)
+		fmt.Fprintf(&s, "  %-*s %s, %d dimensions%s: vectors stored as %s\n", width, m.Name, m.Title, m.Dim, def, m.ID)
 	}
 	_, err := io.WriteString(w, s.String())
 	return err

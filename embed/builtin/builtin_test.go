@@ -1,0 +1,92 @@
+package builtin
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/engram-memory/engram/embed"
+)
+
+// Every built-in model by name: its id, dimension and what it reads. Only
+// headers are read, but for the one case that embeds.
+func TestModels(t *testing.T) {
+	for _, c := range []struct {
+		name, idPrefix, title string
+		dim                   int
+		readsHan              bool
+	}{
+		{MiniLM, "all-minilm-l6-v2-v", "all-MiniLM-L6-v2", 384, false},
+		{Static, "minilm-static256-v", "MiniLM static 256-d", 256, false},
+		{GloVe, "glove100-", "GloVe 100-d", 100, false},
+		{BGESmall, "bge-small-en-v1.5-v", "bge-small-en-v1.5", 384, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := New(c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(e.Model(), c.idPrefix) {
+				t.Errorf("model id %q, want prefix %q", e.Model(), c.idPrefix)
+			}
+			if !embed.IsInProcess(e) {
+				t.Error("not in process")
+			}
+			if got := embed.Unread(e, "如何在 MySQL 中创建只读用户？") == ""; got != c.readsHan {
+				t.Errorf("reads Chinese: %v, want %v", got, c.readsHan)
+			}
+			if u := embed.Unread(e, "how do I create a read-only MySQL user?"); u != "" {
+				t.Errorf("does not read English: %q", u)
+			}
+			if d := strings.Fields(Describe(e.Model())); len(d) == 0 || !strings.HasPrefix(Describe(e.Model()), c.title+", built-in "+c.name) {
+				t.Errorf("Describe(%q) = %q", e.Model(), Describe(e.Model()))
+			}
+			if again, _ := New(strings.ToUpper(c.name)); again != e {
+				t.Error("New is not the shared embedder, or the name is case-sensitive")
+			}
+			ms, err := Models()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				if m.Name == c.name && (m.Dim != c.dim || m.ID != e.Model() || m.Title != c.title || m.Default != (c.name == Default)) {
+					t.Errorf("Models: %+v", m)
+				}
+			}
+		})
+	}
+	if n := len(Names()); n != 4 || Names()[0] != Default {
+		t.Errorf("Names() = %v", Names())
+	}
+	if _, err := New("bge-large"); err == nil || !strings.Contains(err.Error(), BGESmall) {
+		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// bge-small embeds: a paraphrase scores above an unrelated text.
+func TestBGESmallEmbeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the model")
+	}
+	e, err := New(BGESmall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.Embed(context.Background(), []string{
+		"which colour scheme does the user like",
+		"Prefers dark themes in every editor",
+		"The staging database runs Postgres on port 5433",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dot := func(a, b []float32) (s float32) {
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	if near, far := dot(v[0], v[1]), dot(v[0], v[2]); !(near > far) {
+		t.Errorf("paraphrase %.3f, unrelated %.3f", near, far)
+	}
+}
