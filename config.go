@@ -138,7 +138,7 @@ func ModelDefaults(model string) ModelDefault {
 
 // BuiltinEmbedder is the offline default: the built-in model named by
 // builtin.Default (all-MiniLM-L6-v2, run in pure Go), compiled into the binary.
-func BuiltinEmbedder() (embed.Embedder, error) { return builtin.New(builtin.Default) }
+func BuiltinEmbedder() (embed.Embedder, error) { return builtin.NewDefault() }
 
 // settingVectorWeight is the settings key of a store's vector weight for a model.
 func settingVectorWeight(model string) string { return "vector_weight/" + model }

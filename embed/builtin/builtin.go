@@ -37,6 +37,11 @@ const Default = MiniLM
 // Names lists the built-in models, the default first.
 func Names() []string { return []string{MiniLM, Static, GloVe, BGESmall} }
 
+// NewDefault is New(Default), and links the default model's file alone: a
+// program (a library user's) that names no other built-in model does not
+// carry the others (bge-small alone is 55 MB), as it would through New.
+func NewDefault() (embed.Embedder, error) { return bert.Default() }
+
 // New returns the shared embedder of a built-in model by name; "" and
 // "builtin" mean Default.
 func New(name string) (embed.Embedder, error) {

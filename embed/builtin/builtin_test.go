@@ -2,6 +2,9 @@ package builtin
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,5 +91,59 @@ func TestBGESmallEmbeds(t *testing.T) {
 	}
 	if near, far := dot(v[0], v[1]), dot(v[0], v[2]); !(near > far) {
 		t.Errorf("paraphrase %.3f, unrelated %.3f", near, far)
+	}
+}
+
+// NewDefault is New(Default): the same shared embedder.
+func TestNewDefault(t *testing.T) {
+	a, err := NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Errorf("NewDefault gave %s, New(Default) %s", a.Model(), b.Model())
+	}
+}
+
+// TestLibraryLinksDefaultOnly: a program that opens a store with the
+// built-in embedder (engram.Open with no options) links the default model's
+// file and not bge-small's, which only New(BGESmall) reaches.
+func TestLibraryLinksDefaultOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	dir := t.TempDir()
+	src := `package main
+
+import (
+	"context"
+
+	"github.com/engram-memory/engram"
+)
+
+func main() { engram.Open(context.Background(), "x.db", engram.Options{}) }
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	build := exec.Command("go", "build", "-o", bin, filepath.Join(dir, "main.go"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command("go", "tool", "nm", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := string(out)
+	if !strings.Contains(syms, "embed/bert.minilm") {
+		t.Fatal("the program does not hold the default model: the check reads the wrong symbols")
+	}
+	if strings.Contains(syms, "embed/bert.bgeSmall") {
+		t.Error("a program that names only the default model links bge-small's file")
 	}
 }
