@@ -77,20 +77,21 @@ var modelDefaults = []struct {
 	// finds "Prefers dark themes in every editor" at .197, the mean's .116).
 	// On the vector leg alone, .14: 50.0% delivered, 90.2% and 98.3% empty.
 	{"all-minilm-l6-v2-", ModelDefault{VectorWeight: 0.5, Floor: 0.2, Fusion: "rsf", Relevance: 0.165, Paraphrase: 0.85, VectorRelevance: 0.14}},
-	// bge-small-en-v1.5 (built-in bge-small, issue 28): NOT YET MEASURED. These
-	// are MiniLM's values copied as an assumption (same dimension, same
-	// family of encoder; BGE's cosines may sit higher, which would move the
-	// floor and the bars). Measure before relying on them or making the model
-	// a default: ENGRAM_EMBEDDER=bge-small engram eval (fusion and weight on
-	// SciFact and LoCoMo) and engram eval --dataset delivery (floor, bars and
-	// paraphrase weight), then replace this line with the measured values.
-	// A first look says the floor will rise: "which colour scheme does the
-	// user like" scored .70 against "Prefers dark themes in every editor" but
-	// .48 against an unrelated Postgres note, whose relevance .29 clears
-	// MiniLM's bar .165 at MiniLM's floor .2. SciFact nDCG@10 (first run, not
-	// yet a choice): vector .7203 (published .713), RSF w .3 .7302, w .5
-	// .7411, w 1 .7513, RRF k 60 w 1 .7365 (BM25 .6925); LoCoMo not run.
-	{"bge-small-en-v1.5-", ModelDefault{VectorWeight: 0.5, Floor: 0.2, Fusion: "rsf", Relevance: 0.165, Paraphrase: 0.85, VectorRelevance: 0.14}},
+	// bge-small-en-v1.5 (built-in bge-small, issue 28; not the default: a
+	// 12-token query takes 6.2 ms on two cores, over the 5 ms a default may).
+	// Fusion measured: RSF at w 1, the one weight at or above 0.75 on SciFact
+	// and at or above MiniLM's hybrid on LoCoMo turns. SciFact nDCG@10: vector
+	// .7203, RSF w .3 .7302, .5 .7411, 1 .7513, RRF k 60 w 1 .7365 (BM25
+	// .6925). LoCoMo turn any@5: vector .5597, RSF w .3 .7633, .5 .7683, .7
+	// .7683, 1 .7673 (BM25 .7523; MiniLM's default .7643). Its query
+	// instruction is not used: with it, vector .5496, w .5 .7673, w 1 .7653.
+	// Floor, bars and paraphrase weight are NOT YET MEASURED: MiniLM's,
+	// copied as an assumption. They are likely too low for this model
+	// (unrelated memories score cosine ~.48, so an unrelated Postgres note
+	// reaches relevance .29 against MiniLM's bar .165): run
+	// ENGRAM_EMBEDDER=bge-small engram eval --dataset delivery --per-query
+	// (its SciFact store is about 20 CPU-minutes of embedding) and replace them.
+	{"bge-small-en-v1.5-", ModelDefault{VectorWeight: 1, Floor: 0.2, Fusion: "rsf", Relevance: 0.165, Paraphrase: 0.85, VectorRelevance: 0.14}},
 	// The static model distilled from MiniLM: RSF at 0.2 is the one weight
 	// above BM25 on all three (SciFact .6944, LoCoMo turn .6138, sessions
 	// .9147 = BM25); 0.3 is better on LoCoMo (.6199) and below BM25 on
