@@ -9,6 +9,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/embed/builtin"
+	_ "github.com/engram-memory/engram/embed/builtin/bgesmall"     // ENGRAM_EMBEDDER=bge-small
 	_ "github.com/engram-memory/engram/embed/builtin/multilingual" // ENGRAM_EMBEDDER=multilingual
 	"github.com/engram-memory/engram/llm"
 	"github.com/engram-memory/engram/rerank"
@@ -16,7 +17,7 @@ import (
 
 // optionsFromEnv reads the providers' configuration (DESIGN §7):
 //
-//	ENGRAM_EMBEDDER      builtin (default) | minilm | static | glove | multilingual | openai | ollama | none
+//	ENGRAM_EMBEDDER      builtin (default) | minilm | static | glove | bge-small | multilingual | openai | ollama | none
 //	ENGRAM_EMBED_URL     base URL (openai: …/v1; ollama: default http://127.0.0.1:11434)
 //	ENGRAM_EMBED_MODEL   model name (required for openai and ollama)
 //	ENGRAM_EMBED_API_KEY bearer key (openai)
@@ -30,7 +31,7 @@ func optionsFromEnv() (engram.Options, error) {
 	url, model, key := os.Getenv("ENGRAM_EMBED_URL"), os.Getenv("ENGRAM_EMBED_MODEL"), os.Getenv("ENGRAM_EMBED_API_KEY")
 	switch name := os.Getenv("ENGRAM_EMBEDDER"); name {
 	case "", "builtin":
-	case builtin.MiniLM, builtin.Static, builtin.GloVe, builtin.Multilingual:
+	case builtin.MiniLM, builtin.Static, builtin.GloVe, builtin.BGESmall, builtin.Multilingual:
 		e, err := builtin.New(name)
 		if err != nil {
 			return o, err

@@ -20,6 +20,7 @@ type evalFlags struct {
 	dataset, data, split, modes string
 	level, anchors              string
 	jsonOut, svgOut, tmp        string
+	queryPrefix                 string
 	date, plain                 bool
 	neighbours, limit, workers  int
 	batch, conversations        int
@@ -97,6 +98,7 @@ and scifact/ under --data.`,
 	fl.BoolVar(&f.perQuery, "per-query", false, "keep every query's scores and top ids (delivery: every question's candidates) in the JSON report")
 	fl.IntVar(&f.longPrompt, "long-prompt", 0, "locomo: pad each question to about this many bytes with another conversation's turns, the question last, as a hook's prompt (0: none)")
 	fl.BoolVar(&f.longFirst, "long-prompt-first", false, "locomo: with --long-prompt, put the question first")
+	fl.StringVar(&f.queryPrefix, "query-prefix", "", "prefix each query's text for the vector leg, memories as they are (a model's query instruction)")
 	fl.StringVar(&f.tmp, "tmp", "", "directory for the temporary stores (default the system's)")
 	fl.StringVar(&f.bars, "bars", "", "delivery: relevance bars to tabulate (default 0,.05,.08,.1,.12,.14,.16,.18,.2,.25,.3)")
 	fl.Float64Var(&f.target, "target", 0.9, "delivery: the share of each absent-topic set the suggested bar leaves empty")
@@ -123,6 +125,12 @@ func (e *env) runEval(cmd *cobra.Command, f evalFlags) error {
 	opts, err := optionsFromEnv()
 	if err != nil {
 		return err
+	}
+	if f.queryPrefix != "" {
+		if opts.Embedder == nil {
+			return usagef("eval: --query-prefix needs ENGRAM_EMBEDDER to name a model")
+		}
+		opts.Embedder = &queryPrefixed{Embedder: opts.Embedder, prefix: f.queryPrefix}
 	}
 	start := time.Now()
 	ds, err := f.load()

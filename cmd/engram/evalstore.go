@@ -98,7 +98,7 @@ func (s *evalStore) Add(ctx context.Context, mems []*memory.Memory) error {
 // Search runs one query without recording a use.
 func (s *evalStore) Search(ctx context.Context, q memory.Query) (*memory.Response, error) {
 	q.NoRecord = true
-	return s.db.Search(ctx, q)
+	return s.db.Search(asQuery(ctx), q)
 }
 
 // Close closes the store and removes its file (or drops its class).

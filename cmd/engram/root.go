@@ -75,7 +75,7 @@ explained.
 The database is --db, else $ENGRAM_DB, else engram.db in the user's data directory;
 a weaviate://HOST:PORT?class=Memory URL there runs on a Weaviate server instead.
 The embedder is $ENGRAM_EMBEDDER: builtin (default, offline), or a built-in model by
-name (minilm, static, glove, multilingual), openai, ollama or none.`,
+name (minilm, static, glove, bge-small, multilingual), openai, ollama or none.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       readBuild().short(),

@@ -36,9 +36,12 @@ func benchText(tb testing.TB, e *Embedder, r *rand.Rand, tokens int) string {
 	}
 }
 
-func benchEmbedder(b *testing.B) *Embedder {
+func benchEmbedder(b *testing.B) *Embedder { return warm(b, Default) }
+
+// warm returns the embedder of get, its weights loaded.
+func warm(b *testing.B, get func() (*Embedder, error)) *Embedder {
 	b.Helper()
-	e, err := Default()
+	e, err := get()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,9 +52,14 @@ func benchEmbedder(b *testing.B) *Embedder {
 }
 
 // BenchmarkEmbed: one 12-token query, 1,000 40-token memories in one call,
-// one 256-token document.
-func BenchmarkEmbed(b *testing.B) {
-	e := benchEmbedder(b)
+// one 256-token document, with all-MiniLM-L6-v2.
+func BenchmarkEmbed(b *testing.B) { benchEmbed(b, benchEmbedder(b)) }
+
+// BenchmarkEmbedBGESmall: the same texts with bge-small-en-v1.5 (12 layers
+// to MiniLM's 6: about twice the work a token).
+func BenchmarkEmbedBGESmall(b *testing.B) { benchEmbed(b, warm(b, DefaultBGESmall)) }
+
+func benchEmbed(b *testing.B, e *Embedder) {
 	for _, c := range []struct {
 		name          string
 		texts, tokens int

@@ -1,6 +1,7 @@
 // Package bert is a pure-Go BERT sentence encoder: the model's own WordPiece
 // tokenizer, the transformer layers, mean (or CLS) pooling and L2
-// normalisation, over a model file embedded in the binary (all-MiniLM-L6-v2).
+// normalisation, over a model file embedded in the binary: all-MiniLM-L6-v2
+// (New, the default built-in model) or bge-small-en-v1.5 (NewBGESmall).
 package bert
 
 import (
@@ -24,6 +25,14 @@ import (
 //
 //go:embed minilm-l6-v2.etf
 var minilm string
+
+// bgeSmall is bge-small-en-v1.5 as tools/modelconv/bge_convert.py writes it
+// from LangChain4j's ONNX export (see its README and NOTICE): 12 layers,
+// CLS pooling, the same uncased WordPiece vocabulary as MiniLM, 512 tokens.
+// A program that never calls NewBGESmall does not link it.
+//
+//go:embed bge-small-en-v1.5.etf
+var bgeSmall string
 
 // Revision is bumped whenever this package's code changes the vectors it
 // computes from the same file; it appears in Model().
@@ -50,6 +59,14 @@ type Options struct {
 	Workers int
 	// Precision of the linear layers' multiplications; "" means FP32.
 	Precision Precision
+	// QueryInstruction makes EmbedQueries prefix each query with the
+	// instruction the model file names (bge-small-en-v1.5: "Represent this
+	// sentence for searching relevant passages: "); off by default, and an
+	// error for a file that names none. The recall pipeline does not use it:
+	// measured with engram eval --query-prefix on LoCoMo turns it lowers
+	// any@5 a little (vector .5597 → .5496, hybrid RSF w 1 .7673 → .7653).
+	// Memories are never prefixed: the model id is the same.
+	QueryInstruction bool
 }
 
 // Precision is the number format the linear layers multiply in.
@@ -73,7 +90,7 @@ const PrecisionEnv = "ENGRAM_BERT_PRECISION"
 type Embedder struct {
 	data string
 	meta *meta
-	// builtIn: data is the file in this binary, whose checksum
+	// builtIn: data is a file in this binary, whose checksum
 	// TestBuiltInChecksum checks, so a process skips reading all of it.
 	builtIn bool
 	opts    Options
@@ -88,8 +105,11 @@ var _ embed.Embedder = (*Embedder)(nil)
 
 // New returns an embedder over the built-in all-MiniLM-L6-v2. It reads only
 // the file's header: a program that never embeds pays nothing more.
-func New(opts Options) (*Embedder, error) {
-	e, err := NewFromData(minilm, opts)
+func New(opts Options) (*Embedder, error) { return newBuiltIn(minilm, opts) }
+
+// newBuiltIn returns an embedder over a model file in this binary.
+func newBuiltIn(data string, opts Options) (*Embedder, error) {
+	e, err := NewFromData(data, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +124,31 @@ var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) {
 // Default returns the shared embedder over the built-in model with default
 // options, but for Precision, which comes from $ENGRAM_BERT_PRECISION.
 func Default() (*Embedder, error) { return defaultEmbedder() }
+
+// NewBGESmall returns an embedder over the built-in bge-small-en-v1.5 (CLS
+// pooling, 384-d, 512 tokens; its model id is "bge-small-en-v1.5-v" and
+// Revision). Like New, it reads only the file's header.
+func NewBGESmall(opts Options) (*Embedder, error) { return newBuiltIn(bgeSmall, opts) }
+
+// defaultBGESmall is set on DefaultBGESmall's first call. Not a package-level
+// sync.OnceValues as defaultEmbedder is: that would reach bgeSmall from the
+// package's initialisation, and the linker would keep its 55 MB in every
+// binary that imports this package.
+var defaultBGESmall struct {
+	once sync.Once
+	e    *Embedder
+	err  error
+}
+
+// DefaultBGESmall returns the shared embedder over bge-small-en-v1.5 with
+// default options, but for Precision, which comes from $ENGRAM_BERT_PRECISION.
+func DefaultBGESmall() (*Embedder, error) {
+	d := &defaultBGESmall
+	d.once.Do(func() {
+		d.e, d.err = NewBGESmall(Options{Precision: Precision(strings.ToLower(os.Getenv(PrecisionEnv)))})
+	})
+	return d.e, d.err
+}
 
 // NewFromData returns an embedder over a model file's bytes (for tests and
 // the evaluation tools; the built-in file is what New uses).
@@ -132,6 +177,9 @@ func NewFromData(data string, opts Options) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.QueryInstruction && m.QueryInstruction == "" {
+		return nil, fmt.Errorf("bert: model %s names no query instruction", m.Name)
+	}
 	opts.BatchTokens = max(opts.BatchTokens, m.Tokenizer.MaxLength)
 	e := &Embedder{data: data, meta: m, opts: opts}
 	e.model = m.Name
@@ -153,7 +201,7 @@ func (e *Embedder) InProcess() bool { return true }
 // it reads the Latin script only.
 func (e *Embedder) Unread(text string) string { return embed.Latin.Unread(text) }
 
-// Dim is the vector length (384 for all-MiniLM-L6-v2).
+// Dim is the vector length (384 for both built-in models).
 func (e *Embedder) Dim() int { return e.meta.Bert.Hidden }
 
 // MaxTokens is the most tokens of a text the model reads, [CLS] and [SEP]
@@ -275,6 +323,20 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		poolWindows(out, vecs, seqs, owner)
 	}
 	return out, nil
+}
+
+// EmbedQueries is Embed for search queries: with Options.QueryInstruction
+// each query is prefixed with the model's instruction first; without it, it
+// is Embed.
+func (e *Embedder) EmbedQueries(ctx context.Context, queries []string) ([][]float32, error) {
+	if !e.opts.QueryInstruction {
+		return e.Embed(ctx, queries)
+	}
+	prefixed := make([]string, len(queries))
+	for i, q := range queries {
+		prefixed[i] = e.meta.QueryInstruction + q
+	}
+	return e.Embed(ctx, prefixed)
 }
 
 // poolWindows sets each text's vector to the mean of its sequences' vectors

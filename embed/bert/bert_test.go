@@ -248,11 +248,19 @@ func FuzzTokenize(f *testing.F) {
 	})
 }
 
-// TestBuiltInChecksum checks the built-in model file's checksum, which New
-// skips at run time (tensorfile.ParseBuiltIn).
+// builtInFiles are the model files in this binary.
+var builtInFiles = []struct{ name, data string }{
+	{"minilm", minilm},
+	{"bge-small", bgeSmall},
+}
+
+// TestBuiltInChecksum checks the built-in model files' checksums, which New
+// and NewBGESmall skip at run time (tensorfile.ParseBuiltIn).
 func TestBuiltInChecksum(t *testing.T) {
-	if _, err := tensorfile.Parse(minilm); err != nil {
-		t.Fatal(err)
+	for _, b := range builtInFiles {
+		if _, err := tensorfile.Parse(b.data); err != nil {
+			t.Errorf("%s: %v", b.name, err)
+		}
 	}
 }
 
@@ -389,26 +397,28 @@ func TestWarm(t *testing.T) {
 	}
 }
 
-// TestBuiltInInPlace: the built-in file's float16 panels are used where the
+// TestBuiltInInPlace: the built-in files' float16 panels are used where the
 // binary holds them (a misaligned go:embed string would make every process
 // copy them: correct, but the load time would be back).
 func TestBuiltInInPlace(t *testing.T) {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		t.Skip("a big-endian machine decodes the float16 values")
 	}
-	f, err := tensorfile.ParseBuiltIn(minilm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn, ok := f.Tensor("encoder.layer.0.attention.self.qkv.weight")
-	if !ok {
-		t.Fatal("no fused qkv tensor")
-	}
-	bits, err := tn.Float16s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if unsafe.Pointer(&bits[0]) != unsafe.Pointer(unsafe.StringData(tn.Data)) {
-		t.Errorf("the panels were copied (file at %p)", unsafe.StringData(minilm))
+	for _, b := range builtInFiles {
+		f, err := tensorfile.ParseBuiltIn(b.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn, ok := f.Tensor("encoder.layer.0.attention.self.qkv.weight")
+		if !ok {
+			t.Fatalf("%s: no fused qkv tensor", b.name)
+		}
+		bits, err := tn.Float16s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unsafe.Pointer(&bits[0]) != unsafe.Pointer(unsafe.StringData(tn.Data)) {
+			t.Errorf("%s: the panels were copied (file at %p)", b.name, unsafe.StringData(b.data))
+		}
 	}
 }

@@ -44,6 +44,9 @@ type meta struct {
 	// LinearLayout is how the matrices the encoder multiplies by are
 	// stored: "" as [out × in] rows (PyTorch's layout), or panelsLayout.
 	LinearLayout string `json:"linear_layout"`
+	// QueryInstruction is the prefix the model's authors suggest for search
+	// queries (Options.QueryInstruction); "" for none.
+	QueryInstruction string `json:"query_instruction"`
 }
 
 // panelsLayout stores each matrix the encoder multiplies by as float16 in

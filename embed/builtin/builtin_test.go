@@ -1,21 +1,27 @@
 package builtin
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/engram-memory/engram/embed"
 )
 
-// TestMultilingualNotLinked: a program that does not import its package has
-// no multilingual model, and New says which import links it.
-func TestMultilingualNotLinked(t *testing.T) {
-	if slices.Contains(Names(), Multilingual) {
-		t.Fatal("multilingual listed without its package")
-	}
-	_, err := New(Multilingual)
-	if err == nil || !strings.Contains(err.Error(), "embed/builtin/multilingual") {
-		t.Errorf("New(%q) = %v, want the import that links it", Multilingual, err)
+// TestLinkableNotLinked: a program that does not import a model's own
+// package does not have that model, and New says which import links it.
+func TestLinkableNotLinked(t *testing.T) {
+	for _, c := range []struct{ name, pkg string }{{BGESmall, "embed/builtin/bgesmall"}, {Multilingual, "embed/builtin/multilingual"}} {
+		if slices.Contains(Names(), c.name) {
+			t.Errorf("%s listed without its package", c.name)
+		}
+		_, err := New(c.name)
+		if err == nil || !strings.Contains(err.Error(), c.pkg) {
+			t.Errorf("New(%q) = %v, want the import that links it", c.name, err)
+		}
 	}
 }
 
@@ -39,5 +45,100 @@ func TestLibraryLinksNoMultilingualModel(t *testing.T) {
 		if got := slices.Contains(deps, "github.com/engram-memory/engram/embed/e5"); got != c.want {
 			t.Errorf("%s depends on embed/e5: %v, want %v", c.pkg, got, c.want)
 		}
+	}
+}
+
+// Every built-in model by name: its id, dimension and what it reads. Only
+// headers are read, but for the one case that embeds.
+func TestModels(t *testing.T) {
+	for _, c := range []struct {
+		name, idPrefix, title string
+		dim                   int
+		readsHan              bool
+	}{
+		{MiniLM, "all-minilm-l6-v2-v", "all-MiniLM-L6-v2", 384, false},
+		{Static, "minilm-static256-v", "MiniLM static 256-d", 256, false},
+		{GloVe, "glove100-", "GloVe 100-d", 100, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := New(c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(e.Model(), c.idPrefix) {
+				t.Errorf("model id %q, want prefix %q", e.Model(), c.idPrefix)
+			}
+			if !embed.IsInProcess(e) {
+				t.Error("not in process")
+			}
+			if got := embed.Unread(e, "如何在 MySQL 中创建只读用户？") == ""; got != c.readsHan {
+				t.Errorf("reads Chinese: %v, want %v", got, c.readsHan)
+			}
+			if u := embed.Unread(e, "how do I create a read-only MySQL user?"); u != "" {
+				t.Errorf("does not read English: %q", u)
+			}
+			if d := strings.Fields(Describe(e.Model())); len(d) == 0 || !strings.HasPrefix(Describe(e.Model()), c.title+", built-in "+c.name) {
+				t.Errorf("Describe(%q) = %q", e.Model(), Describe(e.Model()))
+			}
+			if again, _ := New(strings.ToUpper(c.name)); again != e {
+				t.Error("New is not the shared embedder, or the name is case-sensitive")
+			}
+			ms, err := Models()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				if m.Name == c.name && (m.Dim != c.dim || m.ID != e.Model() || m.Title != c.title || m.Default != (c.name == Default)) {
+					t.Errorf("Models: %+v", m)
+				}
+			}
+		})
+	}
+	if n := len(Names()); n != 3 || Names()[0] != Default {
+		t.Errorf("Names() = %v", Names())
+	}
+	if _, err := New("bge-large"); err == nil || !strings.Contains(err.Error(), MiniLM) {
+		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// TestLibraryLinksDefaultOnly: a program that opens a store with the
+// built-in embedder (engram.Open with no options, embed/builtin imported)
+// links the default model's file and not bge-small's, which lives in the
+// same package (embed/bert) and only embed/builtin/bgesmall reaches.
+func TestLibraryLinksDefaultOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	dir := t.TempDir()
+	src := `package main
+
+import (
+	"context"
+
+	"github.com/engram-memory/engram"
+	_ "github.com/engram-memory/engram/embed/builtin"
+)
+
+func main() { engram.Open(context.Background(), "x.db", engram.Options{}) }
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	build := exec.Command("go", "build", "-o", bin, filepath.Join(dir, "main.go"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command("go", "tool", "nm", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := string(out)
+	if !strings.Contains(syms, "embed/bert.minilm") {
+		t.Fatal("the program does not hold the default model: the check reads the wrong symbols")
+	}
+	if strings.Contains(syms, "embed/bert.bgeSmall") {
+		t.Error("a program that names only the default model links bge-small's file")
 	}
 }

@@ -64,11 +64,23 @@ def load_source():
         vocab.pop()
     weights = load_file(os.path.join(d, "model.safetensors"))
 
-    # Check every assumption embed/bert makes, so a different model fails here.
-    want = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
-    for k, v in want.items():
-        if cfg.get(k) != v:
-            raise SystemExit(f"config.json {k} = {cfg.get(k)!r}, want {v!r}")
+    # Check every assumption embed/bert makes, so a different model fails here
+    # (check_tokenizer and bert_meta check the rest).
+    mode = {k: v for k, v in pool.items() if k.startswith("pooling_mode")}
+    if [k for k, v in mode.items() if v] != ["pooling_mode_mean_tokens"]:
+        raise SystemExit(f"pooling {pool}, want mean only")
+    if [m["type"] for m in modules][-1] != "sentence_transformers.models.Normalize":
+        raise SystemExit("model does not end in Normalize")
+    if check_tokenizer(tok) != vocab:
+        raise SystemExit("vocab.txt differs from tokenizer.json's vocabulary")
+    meta = bert_meta(NAME, REVISION, cfg, tok, st_cfg["max_seq_length"], "mean", prov)
+    return meta, vocab, weights
+
+
+def check_tokenizer(tok):
+    """Check that a tokenizer.json is what embed/bert's tokenizer does (the
+    uncased BERT normaliser and pre-tokenizer, WordPiece with ##, [CLS] A
+    [SEP], plain special tokens) and return its vocabulary in id order."""
     norm = tok["normalizer"]
     if norm != {
         "type": "BertNormalizer",
@@ -83,16 +95,9 @@ def load_source():
     model = tok["model"]
     if model["type"] != "WordPiece" or model["continuing_subword_prefix"] != "##":
         raise SystemExit("unsupported tokenizer model")
-    if [model["vocab"].get(t) for t in vocab] != list(range(len(vocab))):
-        raise SystemExit("vocab.txt order differs from tokenizer.json ids")
-    if len(model["vocab"]) != len(vocab):
-        raise SystemExit("vocab.txt and tokenizer.json differ in size")
-    mode = {k: v for k, v in pool.items() if k.startswith("pooling_mode")}
-    if [k for k, v in mode.items() if v] != ["pooling_mode_mean_tokens"]:
-        raise SystemExit(f"pooling {pool}, want mean only")
-    if [m["type"] for m in modules][-1] != "sentence_transformers.models.Normalize":
-        raise SystemExit("model does not end in Normalize")
-    special = [t["content"] for t in tok["added_tokens"]]
+    vocab = sorted(model["vocab"], key=model["vocab"].get)
+    if [model["vocab"][t] for t in vocab] != list(range(len(vocab))):
+        raise SystemExit("tokenizer.json ids are not 0..n-1")
     for t in tok["added_tokens"]:
         if t["normalized"] or t["lstrip"] or t["rstrip"] or t["single_word"] or not t["special"]:
             raise SystemExit(f"unsupported added token {t}")
@@ -102,11 +107,23 @@ def load_source():
     single = [s.get("SpecialToken", {}).get("id") or "A" for s in post["single"]]
     if single != ["[CLS]", "A", "[SEP]"]:
         raise SystemExit(f"post-processor {single}")
+    return vocab
 
-    meta = {
+
+def bert_meta(name, revision, cfg, tok, max_length, pooling, source):
+    """The header embed/bert reads: cfg is a Hugging Face BertConfig as a dict
+    (hidden_act gelu, absolute positions), tok the checked tokenizer.json."""
+    want = {"model_type": "bert", "hidden_act": "gelu", "position_embedding_type": "absolute"}
+    for k, v in want.items():
+        if cfg.get(k) != v:
+            raise SystemExit(f"config {k} = {cfg.get(k)!r}, want {v!r}")
+    if pooling not in ("mean", "cls"):
+        raise SystemExit(f"pooling {pooling!r}")
+    model = tok["model"]
+    return {
         "kind": "bert",
-        "name": NAME,
-        "revision": REVISION,
+        "name": name,
+        "revision": revision,
         "bert": {
             "hidden_size": cfg["hidden_size"],
             "num_layers": cfg["num_hidden_layers"],
@@ -123,15 +140,14 @@ def load_source():
             "unk": model["unk_token"],
             "prefix": "[CLS]",
             "suffix": "[SEP]",
-            "special": special,
+            "special": [t["content"] for t in tok["added_tokens"]],
             "max_chars_per_word": model["max_input_chars_per_word"],
-            "max_length": st_cfg["max_seq_length"],
+            "max_length": max_length,
         },
-        "pooling": "mean",
+        "pooling": pooling,
         "normalize": True,
-        "source": prov,
+        "source": source,
     }
-    return meta, vocab, weights
 
 
 # PANEL is the panel width of the float16 layout embed/bert multiplies by in
@@ -186,6 +202,19 @@ def build(meta, vocab, weights, encoding, layout=None):
     return w.encode()
 
 
+def write(path, meta, vocab, weights, encoding=DEFAULT_ENCODING, layout="panels16"):
+    """Write a BERT model file: the one writer of every converter of a BERT
+    (bge_convert.py too), so that a change of layout here changes every file
+    the same way when they are regenerated. weights are PyTorch-named float32
+    arrays in BertModel's state-dict layout (Linear weights [out x in]);
+    layout None writes them as rows (-rows)."""
+    data = build(meta, vocab, weights, encoding, layout)
+    with open(path, "wb") as f:
+        f.write(data)
+    print(f"{path}: {len(data):,} bytes, sha256 {__import__('hashlib').sha256(data).hexdigest()}")
+    return data
+
+
 def st_model():
     os.environ["HF_HUB_OFFLINE"] = "1"
     from sentence_transformers import SentenceTransformer
@@ -236,10 +265,7 @@ def main():
         return
     if not args.out:
         ap.error("-out is required")
-    data = build(meta, vocab, weights, args.encoding, None if args.rows else "panels16")
-    with open(args.out, "wb") as f:
-        f.write(data)
-    print(f"{args.out}: {len(data):,} bytes, sha256 {__import__('hashlib').sha256(data).hexdigest()}")
+    write(args.out, meta, vocab, weights, args.encoding, None if args.rows else "panels16")
 
 
 if __name__ == "__main__":
