@@ -105,7 +105,7 @@ func TestLongQueryReduced(t *testing.T) {
 // prompt's start and end, and the window's terms are kept before the
 // pasted text's. With the first 512 bytes alone and the 64 most
 // discriminative terms, the question's words were cut and the memory that
-// answers it was not found (any@5 0.026 on LoCoMo questions padded to 8 KB,
+// answers it was not found (any@5 0.036 on LoCoMo questions padded to 8 KB,
 // docs/evaluation.md).
 func TestLongPromptQuestionLast(t *testing.T) {
 	db := openTest(t, engram.Options{Embedder: noiseEmbedder})

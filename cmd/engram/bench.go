@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -71,7 +73,7 @@ The table goes to stdout, progress to stderr; --json FILE writes the report.`,
 	fl.Uint64Var(&f.seed, "seed", synth.DefaultSeed, "corpus seed")
 	fl.StringVar(&f.jsonOut, "json", "", "also write the report as JSON to this file (- for stdout instead of the table)")
 	fl.StringVar(&f.dir, "dir", "", "directory for the store files (default a temporary one)")
-	fl.BoolVar(&f.keep, "keep", false, "keep the store files (bench-N.db under --dir)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the store files (bench-N.db under --dir) and write the timed queries with their vectors beside them (queries-N.jsonl), for timing other engines on the same data (tools/peers)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of each size's timed searches to FILE-N (N the size), for go tool pprof")
 	return c
 }
@@ -152,6 +154,8 @@ func (e *env) runBench(ctx context.Context, f benchFlags) error {
 		}
 		if !f.keep {
 			removeStore(path)
+		} else if err := writeFile(filepath.Join(dir, fmt.Sprintf("queries-%d.jsonl", n)), func(w io.Writer) error { return b.writeQueries(w, n) }); err != nil {
+			return err
 		}
 		rep.Sizes = append(rep.Sizes, *res)
 	}
@@ -408,6 +412,22 @@ func (b *bencher) ingest(ctx context.Context, path string, n int, res *benchSize
 	}
 	res.IngestSeconds = spent.Seconds()
 	res.IngestPerSec = float64(n) / max(spent.Seconds(), 1e-9)
+	return nil
+}
+
+// writeQueries writes the queries search times at size n, a JSON object a
+// line: the text and the synthetic embedder's vector of it.
+func (b *bencher) writeQueries(w io.Writer, n int) error {
+	enc := json.NewEncoder(w)
+	for i := range b.f.queries {
+		q, _ := b.corpus.Query(i+1, n)
+		if err := enc.Encode(struct {
+			Query  string    `json:"query"`
+			Vector []float32 `json:"vector"`
+		}{q, b.corpus.Vector(q)}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -79,6 +79,24 @@ func TestBenchKeep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "bench-50.db")); err != nil {
 		t.Fatal(err)
 	}
+	// The timed queries beside it, a line each with its 8-d vector.
+	data, err := os.ReadFile(filepath.Join(dir, "queries-50.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d query lines, want 2:\n%s", len(lines), data)
+	}
+	for _, l := range lines {
+		var q struct {
+			Query  string    `json:"query"`
+			Vector []float32 `json:"vector"`
+		}
+		if err := json.Unmarshal([]byte(l), &q); err != nil || q.Query == "" || len(q.Vector) != 8 {
+			t.Errorf("query line %s: %v, want a query and an 8-d vector", l, err)
+		}
+	}
 }
 
 func TestBenchBadInput(t *testing.T) {

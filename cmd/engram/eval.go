@@ -23,7 +23,7 @@ type evalFlags struct {
 	queryPrefix                 string
 	date, plain                 bool
 	neighbours, limit, workers  int
-	batch, conversations        int
+	batch, conversations, skip  int
 	perQuery                    bool
 	// Long prompts: questions padded to longPrompt bytes (locomo), and
 	// the long-query constants to measure with (longQuery, "T,K,W").
@@ -89,6 +89,7 @@ and scifact/ under --data.`,
 	fl.BoolVar(&f.date, "locomo-date", false, "locomo: put each session's date in its units' description")
 	fl.IntVar(&f.neighbours, "locomo-neighbours", 0, "locomo: add this many previous and next turns as context (turn level)")
 	fl.IntVar(&f.conversations, "locomo-conversations", 0, "locomo: use only the first N conversations (0: all)")
+	fl.IntVar(&f.skip, "locomo-skip", 0, "locomo: leave out the first N conversations (with --locomo-conversations, a held-out part: choose on the first N, check on the rest)")
 	fl.IntVar(&f.limit, "limit", eval.DefaultLimit, "results asked of each search (1–1000)")
 	fl.IntVar(&f.workers, "workers", 1, "searches in flight at once (1 keeps latencies clean)")
 	fl.IntVar(&f.batch, "batch", 5000, "memories added per transaction")
@@ -192,8 +193,8 @@ func (f *evalFlags) check() error {
 		return fmt.Errorf("eval: --batch %d: want a positive number", f.batch)
 	case f.level != eval.LevelTurn && f.level != eval.LevelSession:
 		return fmt.Errorf("eval: --level %q: want turn or session", f.level)
-	case f.neighbours < 0 || f.conversations < 0:
-		return fmt.Errorf("eval: --locomo-neighbours and --locomo-conversations must not be negative")
+	case f.neighbours < 0 || f.conversations < 0 || f.skip < 0:
+		return fmt.Errorf("eval: --locomo-neighbours, --locomo-conversations and --locomo-skip must not be negative")
 	}
 	return nil
 }
@@ -227,7 +228,7 @@ func (f *evalFlags) load() (*eval.Dataset, error) {
 			}
 		}
 		ds, err = eval.LoadLoCoMo(path, eval.LoCoMoOptions{
-			Level: f.level, WithSpeaker: f.plain, Episodes: !f.plain, WithDate: f.date, Neighbours: f.neighbours, Conversations: f.conversations,
+			Level: f.level, WithSpeaker: f.plain, Episodes: !f.plain, WithDate: f.date, Neighbours: f.neighbours, Conversations: f.conversations, Skip: f.skip,
 		})
 	} else {
 		dir := filepath.Join(root, f.dataset)

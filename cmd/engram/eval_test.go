@@ -153,6 +153,7 @@ func TestEvalLoCoMo(t *testing.T) {
 		{"turn", 4, nil},
 		{"session", 2, nil},
 		{"turn", 4, []string{"--locomo-date", "--locomo-neighbours", "1"}},
+		{"turn", 4, []string{"--locomo-skip", "0", "--locomo-conversations", "1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.level+strings.Join(tt.args, ""), func(t *testing.T) {
@@ -194,6 +195,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"missing locomo", []string{"eval", "--dataset", "locomo", "--data", data}, "locomo-dev.json"},
 		{"bad level", []string{"eval", "--dataset", "locomo", "--level", "word"}, "--level"},
 		{"bad limit", []string{"eval", "--dataset", "scifact", "--limit", "0"}, "--limit"},
+		{"negative skip", []string{"eval", "--dataset", "locomo", "--locomo-skip", "-1"}, "--locomo-skip"},
 		{"bad anchors", []string{"eval", "--dataset", "scifact", "--data", data, "--anchors", badAnchors}, "--anchors"},
 		{"extra argument", []string{"eval", "scifact"}, `eval takes no arguments, got "scifact"`},
 	}

@@ -55,7 +55,7 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	root := f.dataDir()
 	start := time.Now()
 	lc, err := eval.LoadLoCoMo(filepath.Join(root, "locomo", "locomo-dev.json"),
-		eval.LoCoMoOptions{Level: eval.LevelTurn, WithSpeaker: true, Conversations: f.conversations})
+		eval.LoCoMoOptions{Level: eval.LevelTurn, WithSpeaker: true, Conversations: f.conversations, Skip: f.skip})
 	if err != nil {
 		return usagef("eval: %v (set --data or $ENGRAM_DATA)", err)
 	}

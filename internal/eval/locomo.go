@@ -52,8 +52,12 @@ type LoCoMoOptions struct {
 	// session level each session carries its date and the conversation as
 	// its episode.
 	Episodes bool
-	// Conversations keeps only the first N conversations; 0 keeps all.
+	// Conversations keeps only the first N conversations (after Skip); 0
+	// keeps all.
 	Conversations int
+	// Skip drops the first N conversations: with Conversations, a held-out
+	// part of the file (a bar chosen on the first N, checked on the rest).
+	Skip int
 }
 
 // DefaultLoCoMoOptions is how an agent stores a conversation: one turn a
@@ -127,13 +131,15 @@ func ReadLoCoMo(r io.Reader, opt LoCoMoOptions) (*Dataset, error) {
 	if opt.Level != LevelTurn && opt.Level != LevelSession {
 		return nil, fmt.Errorf("locomo level %q: want %q or %q", opt.Level, LevelTurn, LevelSession)
 	}
-	if opt.Neighbours < 0 || opt.Conversations < 0 {
-		return nil, fmt.Errorf("locomo options: neighbours (%d) and conversations (%d) must not be negative", opt.Neighbours, opt.Conversations)
+	if opt.Neighbours < 0 || opt.Conversations < 0 || opt.Skip < 0 {
+		return nil, fmt.Errorf("locomo options: neighbours (%d), conversations (%d) and skip (%d) must not be negative", opt.Neighbours, opt.Conversations, opt.Skip)
 	}
 	var samples []locomoSample
 	if err := json.NewDecoder(r).Decode(&samples); err != nil {
 		return nil, fmt.Errorf("decode locomo: %w", err)
 	}
+	skip := min(opt.Skip, len(samples))
+	samples = samples[skip:]
 	if opt.Conversations > 0 && len(samples) > opt.Conversations {
 		samples = samples[:opt.Conversations]
 	}
@@ -142,7 +148,7 @@ func ReadLoCoMo(r io.Reader, opt LoCoMoOptions) (*Dataset, error) {
 	for i, s := range samples {
 		name := s.SampleID
 		if name == "" {
-			name = "conversation-" + strconv.Itoa(i+1)
+			name = "conversation-" + strconv.Itoa(skip+i+1)
 		}
 		sessions, err := parseSessions(s.Conversation, &st)
 		if err != nil {

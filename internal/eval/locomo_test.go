@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,6 +179,39 @@ func TestLoCoMoOptions(t *testing.T) {
 				t.Errorf("text %q desc %q, want %q and %q", d.Text, d.Description, tc.wantText, tc.wantDesc)
 			}
 		})
+	}
+}
+
+// TestLoCoMoConversations: Skip and Conversations pick a part of the file,
+// as a held-out measure does.
+func TestLoCoMoConversations(t *testing.T) {
+	all := loadFixture(t, DefaultLoCoMoOptions())
+	tests := []struct {
+		name        string
+		skip, keep  int
+		wantCorpora []string
+	}{
+		{"all", 0, 0, []string{all.Corpora[0].Name, all.Corpora[1].Name}},
+		{"first", 0, 1, []string{all.Corpora[0].Name}},
+		{"the rest", 1, 0, []string{all.Corpora[1].Name}},
+		{"skip then keep", 1, 1, []string{all.Corpora[1].Name}},
+		{"skip past the end", 5, 0, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := DefaultLoCoMoOptions()
+			opt.Skip, opt.Conversations = tc.skip, tc.keep
+			var got []string
+			for _, c := range loadFixture(t, opt).Corpora {
+				got = append(got, c.Name)
+			}
+			if !slices.Equal(got, tc.wantCorpora) {
+				t.Errorf("corpora %v, want %v", got, tc.wantCorpora)
+			}
+		})
+	}
+	if _, err := ReadLoCoMo(strings.NewReader(locomoFixture), LoCoMoOptions{Skip: -1}); err == nil {
+		t.Error("Skip -1 accepted")
 	}
 }
 
