@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
 
@@ -141,16 +142,31 @@ func (s *Store) count(ctx context.Context, tenant string, filter *pb.Filters) (i
 	return int(reply.GetSingleResult().GetObjectsCount()), nil
 }
 
-// termStats counts a tenant's memories and those holding each term, one
-// gRPC Aggregate each, termsInFlight at once (Weaviate resolves the aliases
-// of one GraphQL Aggregate one after the other).
+// termStats is a tenant's memory count and the number holding each of terms,
+// from the store's termCache where it has them (termstats.go), else counted
+// by countTerms.
 func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (int, map[string]int, error) {
 	uniq := slices.Compact(slices.Sorted(slices.Values(terms)))
-	counts := make([]int, len(uniq)+1) // counts[0]: every memory
-	err := eachParallel(ctx, len(counts), termsInFlight, func(ctx context.Context, i int) error {
+	return s.termCounts.stats(ctx, tenant, uniq, time.Now(), func(ctx context.Context, all bool, terms []string) (int, map[string]int, error) {
+		return s.countTerms(ctx, tenant, all, terms)
+	})
+}
+
+// countTerms counts the tenant's memories holding each of terms (distinct)
+// and, when all is true, all its memories: one gRPC Aggregate each,
+// termsInFlight at once (Weaviate resolves the aliases of one GraphQL
+// Aggregate one after the other).
+func (s *Store) countTerms(ctx context.Context, tenant string, all bool, terms []string) (int, map[string]int, error) {
+	first := 1 // counts[0]: every memory, when all
+	if all {
+		first = 0
+	}
+	counts := make([]int, len(terms)+1)
+	err := eachParallel(ctx, len(counts)-first, termsInFlight, func(ctx context.Context, i int) error {
+		i += first
 		var filter *pb.Filters
 		if i > 0 {
-			filter = textClause(pTerms, "Equal", uniq[i-1]).proto()
+			filter = textClause(pTerms, "Equal", terms[i-1]).proto()
 		}
 		var err error
 		counts[i], err = s.count(ctx, tenant, filter)
@@ -159,8 +175,8 @@ func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	df := make(map[string]int, len(uniq))
-	for i, t := range uniq {
+	df := make(map[string]int, len(terms))
+	for i, t := range terms {
 		df[t] = counts[i+1]
 	}
 	return counts[0], df, nil

@@ -98,6 +98,8 @@ func (s *Store) addProperties(ctx context.Context, info *classInfo) error {
 // schema 2), and adds the episodes it meets to episodes. It pages by object
 // UUID, which a rewrite keeps.
 func (s *Store) rewriteTenant(ctx context.Context, tenant string, episodes episodeSet) error {
+	s.termCounts.invalidate([]string{tenant})
+	defer s.termCounts.invalidate([]string{tenant})
 	enc := s.enc()
 	after := ""
 	for {

@@ -435,5 +435,6 @@ func (s *Store) Drop(ctx context.Context) error {
 	s.mu.Lock()
 	s.vectors = map[string]bool{}
 	s.mu.Unlock()
+	s.termCounts.invalidateAll()
 	return nil
 }

@@ -46,6 +46,9 @@ type Store struct {
 	// exact scope).
 	tenantMu sync.Mutex
 	tenantLk map[string]*sync.Mutex
+	// terms keeps the counts of the keyword bound (termstats.go); each
+	// write drops its tenants' counts as it starts and as it ends.
+	termCounts termCache
 }
 
 // Open checks that the server is ready and creates the class if it does not
@@ -132,7 +135,9 @@ func (s *Store) lockTenants(tenants []string) func() {
 	for _, l := range locks {
 		l.Lock()
 	}
+	s.termCounts.invalidate(tenants)
 	return func() {
+		s.termCounts.invalidate(tenants)
 		for _, l := range slices.Backward(locks) {
 			l.Unlock()
 		}
