@@ -46,7 +46,7 @@ type Store struct {
 	// exact scope).
 	tenantMu sync.Mutex
 	tenantLk map[string]*sync.Mutex
-	// terms keeps the counts of the keyword bound (termstats.go); each
+	// termCounts keeps the counts of the keyword bound (termstats.go); each
 	// write drops its tenants' counts as it starts and as it ends.
 	termCounts termCache
 }
