@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -236,6 +237,9 @@ func (f *evalFlags) load() (*eval.Dataset, error) {
 			dir = root
 		}
 		ds, err = eval.LoadBEIR(dir, f.split)
+	}
+	if errors.Is(err, eval.ErrSkippedAll) {
+		return nil, usagef("eval: --locomo-skip %d: %v", f.skip, err)
 	}
 	if err != nil {
 		return nil, usagef("eval: %v", err)

@@ -153,7 +153,6 @@ func TestEvalLoCoMo(t *testing.T) {
 		{"turn", 4, nil},
 		{"session", 2, nil},
 		{"turn", 4, []string{"--locomo-date", "--locomo-neighbours", "1"}},
-		{"turn", 4, []string{"--locomo-skip", "0", "--locomo-conversations", "1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.level+strings.Join(tt.args, ""), func(t *testing.T) {
@@ -175,6 +174,16 @@ func TestEvalLoCoMo(t *testing.T) {
 				t.Errorf("table:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// TestEvalSkipAll: a --locomo-skip that leaves no conversation is refused,
+// naming the flag, instead of scoring nothing as 0.
+func TestEvalSkipAll(t *testing.T) {
+	t.Setenv("ENGRAM_EMBEDDER", "none")
+	_, stderr, code := runCLI(t, "eval", "--dataset", "locomo", "--data", locomoFixture(t), "--modes", "bm25", "--anchors", "none", "--locomo-skip", "1")
+	if code != 2 || !strings.Contains(stderr, "--locomo-skip 1") || !strings.Contains(stderr, "none of the file's 1") {
+		t.Errorf("exit %d, stderr %q: want 2 and a line naming --locomo-skip and the file's conversation count", code, stderr)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -56,6 +57,9 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	start := time.Now()
 	lc, err := eval.LoadLoCoMo(filepath.Join(root, "locomo", "locomo-dev.json"),
 		eval.LoCoMoOptions{Level: eval.LevelTurn, WithSpeaker: true, Conversations: f.conversations, Skip: f.skip})
+	if errors.Is(err, eval.ErrSkippedAll) {
+		return usagef("eval: --locomo-skip %d: %v", f.skip, err)
+	}
 	if err != nil {
 		return usagef("eval: %v (set --data or $ENGRAM_DATA)", err)
 	}

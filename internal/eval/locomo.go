@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,6 +60,9 @@ type LoCoMoOptions struct {
 	// part of the file (a bar chosen on the first N, checked on the rest).
 	Skip int
 }
+
+// ErrSkippedAll is ReadLoCoMo's error when Skip leaves no conversation.
+var ErrSkippedAll = errors.New("locomo: no conversation left")
 
 // DefaultLoCoMoOptions is how an agent stores a conversation: one turn a
 // memory, each session an episode with its turns' speakers and date.
@@ -138,7 +142,10 @@ func ReadLoCoMo(r io.Reader, opt LoCoMoOptions) (*Dataset, error) {
 	if err := json.NewDecoder(r).Decode(&samples); err != nil {
 		return nil, fmt.Errorf("decode locomo: %w", err)
 	}
-	skip := min(opt.Skip, len(samples))
+	if opt.Skip > 0 && opt.Skip >= len(samples) {
+		return nil, fmt.Errorf("%w: skipping %d leaves none of the file's %d", ErrSkippedAll, opt.Skip, len(samples))
+	}
+	skip := opt.Skip
 	samples = samples[skip:]
 	if opt.Conversations > 0 && len(samples) > opt.Conversations {
 		samples = samples[:opt.Conversations]

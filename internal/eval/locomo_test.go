@@ -195,7 +195,6 @@ func TestLoCoMoConversations(t *testing.T) {
 		{"first", 0, 1, []string{all.Corpora[0].Name}},
 		{"the rest", 1, 0, []string{all.Corpora[1].Name}},
 		{"skip then keep", 1, 1, []string{all.Corpora[1].Name}},
-		{"skip past the end", 5, 0, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,8 +209,10 @@ func TestLoCoMoConversations(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadLoCoMo(strings.NewReader(locomoFixture), LoCoMoOptions{Skip: -1}); err == nil {
-		t.Error("Skip -1 accepted")
+	for _, skip := range []int{-1, 2, 5} {
+		if _, err := ReadLoCoMo(strings.NewReader(locomoFixture), LoCoMoOptions{Skip: skip}); err == nil {
+			t.Errorf("Skip %d of 2 conversations accepted", skip)
+		}
 	}
 }
 
