@@ -64,8 +64,8 @@ func (c config) check() error {
 		return errors.New("-db: name the store file to time the calls on")
 	case c.n < 1:
 		return fmt.Errorf("-n %d: want at least 1", c.n)
-	case c.big < 0:
-		return fmt.Errorf("-big %d: want 0 (skip) or a size in bytes", c.big)
+	case c.big < 0 || (c.big > 0 && c.big <= len(c.query)):
+		return fmt.Errorf("-big %d: want 0 (skip) or more bytes than the -query (%d)", c.big, len(c.query))
 	}
 	if _, err := os.Stat(c.db); err != nil {
 		return fmt.Errorf("-db: %w", err)
@@ -253,12 +253,17 @@ func (s *server) search(ctx context.Context, body []byte) error {
 
 func (s *server) stop() {
 	_ = s.cmd.Process.Signal(os.Interrupt)
+	waitOrKill(s.cmd)
+}
+
+// waitOrKill waits for a process asked to end, and kills it after 10 s.
+func waitOrKill(cmd *exec.Cmd) {
 	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
+		_ = cmd.Process.Kill()
 		<-done
 	}
 }
@@ -356,14 +361,7 @@ func (m *mcpSession) search(query string) error {
 
 func (m *mcpSession) stop() {
 	m.in.Close()
-	done := make(chan struct{})
-	go func() { _ = m.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-done
-	}
+	waitOrKill(m.cmd)
 }
 
 func freePort() (int, error) {

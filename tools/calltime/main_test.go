@@ -47,6 +47,7 @@ func TestCheck(t *testing.T) {
 		{"no db", config{engram: "sh", n: 1}, "-db"},
 		{"no calls", config{engram: "sh", db: "main.go", n: 0}, "-n 0"},
 		{"negative big", config{engram: "sh", db: "main.go", n: 1, big: -1}, "-big -1"},
+		{"big shorter than the query", config{engram: "sh", db: "main.go", n: 1, big: 3, query: "a longer query"}, "-big 3"},
 		{"missing db", config{engram: "sh", db: "absent.db", n: 1}, "absent.db"},
 		{"missing binary", config{engram: "engram-that-is-not-there", db: "main.go", n: 1}, "-engram"},
 	}
