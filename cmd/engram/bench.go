@@ -415,12 +415,20 @@ func (b *bencher) ingest(ctx context.Context, path string, n int, res *benchSize
 	return nil
 }
 
+// queries are the texts search times at size n.
+func (b *bencher) queries(n int) []string {
+	qs := make([]string, b.f.queries)
+	for i := range qs {
+		qs[i], _ = b.corpus.Query(i+1, n)
+	}
+	return qs
+}
+
 // writeQueries writes the queries search times at size n, a JSON object a
 // line: the text and the synthetic embedder's vector of it.
 func (b *bencher) writeQueries(w io.Writer, n int) error {
 	enc := json.NewEncoder(w)
-	for i := range b.f.queries {
-		q, _ := b.corpus.Query(i+1, n)
+	for _, q := range b.queries(n) {
 		if err := enc.Encode(struct {
 			Query  string    `json:"query"`
 			Vector []float32 `json:"vector"`
@@ -433,10 +441,7 @@ func (b *bencher) writeQueries(w io.Writer, n int) error {
 
 // search times every query under every mode, without recording uses.
 func (b *bencher) search(ctx context.Context, db *engram.DB, n int, res *benchSize) error {
-	queries := make([]string, b.f.queries)
-	for i := range queries {
-		queries[i], _ = b.corpus.Query(i+1, n)
-	}
+	queries := b.queries(n)
 	step := b.progress(len(benchModes)*len(queries), fmt.Sprintf("search %d", n))
 	for _, mode := range benchModes {
 		samples := map[string][]float64{}
