@@ -113,11 +113,11 @@ func (c *termCache) stats(ctx context.Context, tenant string, terms []string, no
 		return n, df, nil // a write began or ended meanwhile: answer, keep nothing
 	}
 	cur := c.tenants[tenant]
-	switch {
-	case cur == nil && e == nil:
+	if cur != e {
+		return n, df, nil // dropped, replaced or added meanwhile
+	}
+	if cur == nil {
 		cur = &tenantTerms{n: n, df: map[string]int{}, at: now}
-	case cur == nil || cur != e:
-		return n, df, nil // dropped or replaced meanwhile
 	}
 	if len(cur.df)+len(gotDF) > termCacheMaxTerms {
 		cur = &tenantTerms{n: cur.n, df: map[string]int{}, at: cur.at}
