@@ -38,11 +38,13 @@ const readerBuf = 1 << 20
 // NewReader returns a Reader of size bytes from r: the payload followed by the
 // TrailerSize-byte trailer Finish wrote.
 func NewReader(r io.Reader, size int64) *Reader {
-	return newReaderSize(r, size, readerBuf)
+	return NewReaderSize(r, size, readerBuf)
 }
 
-// newReaderSize is NewReader with a buffer of bufSize bytes (at least 1).
-func newReaderSize(r io.Reader, size int64, bufSize int) *Reader {
+// NewReaderSize is NewReader with a buffer of bufSize bytes (at least 1):
+// a small one for a reader of a few fields at the start of a large input,
+// which a full buffer would read (and fault in) a megabyte of.
+func NewReaderSize(r io.Reader, size int64, bufSize int) *Reader {
 	rd := &Reader{src: r, buf: make([]byte, max(bufSize, 1)), left: size - TrailerSize, unhashed: size - TrailerSize, payload: size - TrailerSize}
 	if rd.left < 0 {
 		rd.err = fmt.Errorf("%w: %d bytes is shorter than the trailer", ErrCorrupt, size)
@@ -333,6 +335,17 @@ func (r *Reader) Verify() error {
 		r.Corruptf("data after the trailer")
 	} else if n, _ := r.src.Read(r.scratch[:1]); n != 0 {
 		r.Corruptf("data after the trailer")
+	}
+	return r.err
+}
+
+// Unchecked ends a Reader whose bytes its caller checks by other means (the
+// block checksums of a mapped matrix that is read lazily): it fails, as
+// Verify does, unless the payload was read to its end, but neither reads
+// nor compares the checksum, so that bytes mapped and skipped are not read.
+func (r *Reader) Unchecked() error {
+	if r.err == nil && r.left != 0 {
+		r.Corruptf("%d bytes of payload left unread", r.left)
 	}
 	return r.err
 }

@@ -149,7 +149,7 @@ func (s *Sections) Next() *Reader {
 		r.base, r.mapper = sp[0], s.mapper
 		return r
 	}
-	r := newReaderSize(io.NewSectionReader(s.src, sp[0], sp[1]), sp[1], int(min(sp[1], readerBuf)))
+	r := NewReaderSize(io.NewSectionReader(s.src, sp[0], sp[1]), sp[1], int(min(sp[1], readerBuf)))
 	r.base, r.mapper = sp[0], s.mapper
 	return r
 }

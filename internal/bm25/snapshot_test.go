@@ -199,8 +199,8 @@ func TestSnapshotMapped(t *testing.T) {
 	}
 	sameStructure(t, orig, got)
 	if runtime.GOOS == "linux" {
-		if m := got.MappedBytes(); m < 2<<20 || len(got.maps) != 2 {
-			t.Fatalf("%d bytes mapped in %d arrays, want the documents and the term ids (over 2 MiB)", m, len(got.maps))
+		if m := got.MappedBytes(); m < 2<<20 || len(got.maps) < 2 {
+			t.Fatalf("%d bytes mapped in %d arrays, want at least the documents and the term ids (over 2 MiB)", m, len(got.maps))
 		}
 		if heap, all := got.Bytes(), orig.Bytes(); heap+got.MappedBytes() > all+all/10 || heap > all/2 {
 			t.Fatalf("heap %d + mapped %d, the original's heap %d", heap, got.MappedBytes(), all)

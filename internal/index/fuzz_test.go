@@ -38,8 +38,9 @@ func FuzzReadSnapshot(f *testing.F) {
 	valid := snapshotOf(f, ix)
 	spans := valid.spans()
 	// head, 40 slots in 3 chunks of memories, BM25, then models "m" and
-	// "other" (8 vectors: GraphMin), each its vectors and its graph
-	if len(spans) != 1+3+1+2+2 {
+	// "other" (8 vectors: GraphMin), each its float32 rows, the rest of its
+	// vectors and its graph
+	if len(spans) != 1+3+1+2*3 {
 		f.Fatalf("%d sections", len(spans))
 	}
 	if ix.Graph("m") == nil {

@@ -36,7 +36,9 @@ import (
 // 5: BM25's large arrays mappable (bm25 snapshot version 3).
 // 6: the vectors carry their sign sketches (vector snapshot version 4).
 // 7: the episode fields and supersedes; the context options in the head.
-const snapshotVersion = 7
+// 8: each model's float32 matrix in a section of its own, checked lazily
+// (vector snapshot version 5).
+const snapshotVersion = 8
 
 // snapshotChunk is the number of document slots per memories section that
 // WriteSnapshot writes (the head records it): small enough that the chunks of
@@ -97,7 +99,7 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	ix.bm.WriteSnapshot(w)
 	w.EndSection()
 	for _, model := range models {
-		ix.vecs[model].WriteSnapshot(w)
+		ix.vecs[model].WriteSnapshot(w) // two sections, the first ended
 		w.EndSection()
 		if g := ix.graphs[model]; g != nil {
 			g.WriteSnapshot(w)
@@ -163,10 +165,11 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 		return nil, fmt.Errorf("%w: index snapshot: %d slots in %d bytes", binenc.ErrCorrupt, slots, chunkBytes)
 	}
 	bmr := s.Next()
+	matr := make([]*binenc.Reader, nmodels)
 	vecr := make([]*binenc.Reader, nmodels)
 	graphr := make([]*binenc.Reader, nmodels)
 	for i := range models {
-		vecr[i] = s.Next()
+		matr[i], vecr[i] = s.Next(), s.Next()
 		if hasGraph[i] {
 			graphr[i] = s.Next()
 		}
@@ -233,7 +236,7 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 	for i, model := range models {
 		what := fmt.Sprintf("model %q", model)
 		tasks = append(tasks, section(vecr[i], what, func() (err error) {
-			vecs[i], err = vector.ReadSnapshot(vecr[i], n)
+			vecs[i], err = vector.ReadSnapshot(matr[i], vecr[i], n)
 			return err
 		}))
 		if graphr[i] != nil {

@@ -203,8 +203,8 @@ func sectionedChurn(tb testing.TB) (*Index, snapshotBytes) {
 func TestSnapshotSectionsReject(t *testing.T) {
 	ix, good := sectionedChurn(t)
 	spans := good.spans()
-	if want := 1 + (len(ix.docs)+63)/64 + 1 + 2*2; len(spans) != want {
-		t.Fatalf("%d sections, want %d (head, chunks, BM25, 2 models with graphs)", len(spans), want)
+	if want := 1 + (len(ix.docs)+63)/64 + 1 + 2*3; len(spans) != want {
+		t.Fatalf("%d sections, want %d (head, chunks, BM25, 2 models with float32 rows, the rest and graphs)", len(spans), want)
 	}
 	if _, err := load(good, tokenize.DefaultOptions()); err != nil {
 		t.Fatal(err)

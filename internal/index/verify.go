@@ -62,3 +62,26 @@ func (ix *Index) Verify() error {
 	}
 	return nil
 }
+
+// Corrupt returns an error once a model's float32 vectors, mapped from a
+// snapshot and checked block by block as they are read (vector.Index.Corrupt),
+// have failed their checksum: the index must then be rebuilt from its source,
+// and what was read from it since the load not used. Safe under a read lock.
+func (ix *Index) Corrupt() error {
+	for _, model := range slices.Sorted(maps.Keys(ix.vecs)) {
+		if err := ix.vecs[model].Corrupt(); err != nil {
+			return fmt.Errorf("model %q: %w", model, err)
+		}
+	}
+	return nil
+}
+
+// Settle checks every snapshot vector block not read yet, and returns Corrupt.
+func (ix *Index) Settle() error {
+	for _, model := range slices.Sorted(maps.Keys(ix.vecs)) {
+		if err := ix.vecs[model].Settle(); err != nil {
+			return fmt.Errorf("model %q: %w", model, err)
+		}
+	}
+	return nil
+}

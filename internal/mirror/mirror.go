@@ -71,6 +71,10 @@ type Mirror struct {
 
 	gw graphWork // the background ANN graph build (graphs.go)
 
+	// distrust is set once a loaded snapshot failed a checksum after the
+	// load (rebuildCorrupt): this process reads none again.
+	distrust atomic.Bool
+
 	mu  sync.RWMutex // guards ix, seq and snapSeq
 	ix  *index.Index
 	seq int64 // last change-log entry applied to ix
@@ -130,7 +134,7 @@ func (m *Mirror) Load(ctx context.Context) error {
 	if !m.st.ReadOnly() {
 		removeStaleTemps(SnapshotPath(m.st.Path()), time.Now())
 	}
-	if !m.opts.NoSnapshot && m.loadSnapshot(ctx) {
+	if !m.opts.NoSnapshot && !m.distrust.Load() && m.loadSnapshot(ctx) {
 		m.mu.Lock()
 		m.snapSeq = m.seq
 		m.mu.Unlock()
@@ -525,5 +529,8 @@ func (m *Mirror) Footprint() index.Footprint {
 func (m *Mirror) Verify() error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if err := m.ix.Settle(); err != nil {
+		return err
+	}
 	return m.ix.Verify()
 }

@@ -37,10 +37,28 @@ func (m *Mirror) Models(ctx context.Context) (map[string]backend.ModelInfo, erro
 }
 
 // Legs runs the BM25 and vector legs concurrently over the documents the
-// filter admits, compiled once for both, under one read lock.
+// filter admits, compiled once for both, under one read lock. Where vector
+// rows read from the snapshot fail their checksum (checked as first read:
+// internal/vector/check.go), the index is rebuilt from the database and the
+// legs run again on it.
 func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResult, error) {
-	if err := ctx.Err(); err != nil {
+	res, ix, err := m.legs(ctx, q)
+	if err != nil {
 		return nil, err
+	}
+	if cause := ix.Corrupt(); cause != nil {
+		if err := m.rebuildCorrupt(ctx, ix, cause); err != nil {
+			return nil, err
+		}
+		res, _, err = m.legs(ctx, q)
+	}
+	return res, err
+}
+
+// legs is Legs on the index as it is, which it returns.
+func (m *Mirror) legs(ctx context.Context, q backend.LegQuery) (*backend.LegResult, *index.Index, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -134,7 +152,7 @@ func (m *Mirror) Legs(ctx context.Context, q backend.LegQuery) (*backend.LegResu
 	for i, h := range vecHits {
 		res.Vector[i] = hit(ix, vi, h.Doc, float64(h.Cosine))
 	}
-	return res, nil
+	return res, ix, nil
 }
 
 // appendNew appends to hits those of more whose document it lacks.

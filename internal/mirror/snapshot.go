@@ -45,8 +45,9 @@ const (
 	// sections with checksums of their own (binenc.Sections), read in parallel;
 	// 5: BM25's postings and term lists mapped like the vector matrices;
 	// 6: the vectors' sign sketches; 7: the episode fields, the BM25 length
-	// weights and the context options.
-	snapshotFormat  = 7
+	// weights and the context options; 8: the float32 matrices checked by
+	// blocks as they are used.
+	snapshotFormat  = 8
 	snapshotSetting = "snapshot" // settings key: JSON snapshotStamp
 	snapshotSuffix  = ".idx"
 )
@@ -148,8 +149,10 @@ func (m *Mirror) readSnapshot(ctx context.Context, path string) (int64, error) {
 		return 0, err
 	}
 	// The header first, as a plain stream: its fields come first in every
-	// format, so a snapshot of another format is named as such.
-	h := readHeaderFields(binenc.NewReader(f, fi.Size()))
+	// format, so a snapshot of another format is named as such. A few
+	// hundred bytes: read through a buffer of that order, not binenc's
+	// megabyte (read and faulted in on every open).
+	h := readHeaderFields(binenc.NewReaderSize(f, fi.Size(), 4096))
 	want := m.snapshotHeaderFor(stamp.Seq, stamp.Token)
 	if h.Format != want.Format && h.Magic == snapshotMagic {
 		return 0, headerMismatch(h, want)
@@ -218,6 +221,28 @@ func (m *Mirror) snapshotYielded(path string, err error) {
 	m.syncMu.Lock()
 	m.loaded.Store(false)
 	m.syncMu.Unlock()
+}
+
+// rebuildCorrupt replaces ix, an index loaded from the snapshot whose vector
+// rows failed their checksum when first read (cause), with one rebuilt from
+// the database, as a snapshot that fails at load is; this process reads no
+// snapshot again, and the rebuild writes a new one where it may. Concurrent
+// callers with the same ix rebuild it once.
+func (m *Mirror) rebuildCorrupt(ctx context.Context, ix *index.Index, cause error) error {
+	if m.st == nil {
+		return fmt.Errorf("index of a fork: %w", cause) // nothing to rebuild it from
+	}
+	m.syncMu.Lock()
+	m.mu.Lock()
+	if m.ix == ix {
+		m.distrust.Store(true)
+		m.snapSeq = -1
+		m.loaded.Store(false)
+		m.log.Error("index snapshot failed a checksum after it was loaded; rebuilding the index from the database", "path", SnapshotPath(m.st.Path()), "err", cause)
+	}
+	m.mu.Unlock()
+	m.syncMu.Unlock()
+	return m.Load(ctx)
 }
 
 // readHeaderFields reads a header; errors stay in r.

@@ -297,18 +297,21 @@ func TestSnapshotNeverTrusted(t *testing.T) {
 		}, Options{}, "corrupt"},
 		{"flipped byte", func(t *testing.T, path string, _ *store.Store) {
 			b, _ := os.ReadFile(SnapshotPath(path))
-			b[len(b)*2/3] ^= 0x10
+			// Among the int8 codes, which are checked at load (the float32
+			// rows before them are checked as read: TestSnapshotMappedVectors).
+			b[len(b)*5/6] ^= 0x10
 			os.WriteFile(SnapshotPath(path), b, 0o644)
 		}, Options{}, "checksum"},
 		{"older format", func(t *testing.T, path string, _ *store.Store) {
 			// The header's format field, after the magic string (its
 			// 8-byte length, then 8 bytes): a format-3 file, one stream.
 			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 3) })
-		}, Options{}, "snapshot format 3, this build reads 7"},
+		}, Options{}, "snapshot format 3, this build reads 8"},
 		{"previous format", func(t *testing.T, path string, _ *store.Store) {
-			// Format 6: sections as now, the memories without episodes.
-			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 6) })
-		}, Options{}, "snapshot format 6, this build reads 7"},
+			// Format 7: sections as now, each model's float32 rows checked
+			// with the rest of its vectors.
+			spoilSnapshot(t, path, func(b []byte) { binary.LittleEndian.PutUint32(b[16:], 7) })
+		}, Options{}, "snapshot format 7, this build reads 8"},
 		{"flipped byte in the header", func(t *testing.T, path string, _ *store.Store) {
 			spoilSnapshot(t, path, func(b []byte) { b[30] ^= 0x01 })
 		}, Options{}, "header"},
@@ -698,20 +701,36 @@ func TestSnapshotMappedVectors(t *testing.T) {
 	other.Close()
 	check("after other handles' changes")
 
-	b, err := os.ReadFile(SnapshotPath(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The float32 rows are 1.4 MB of a file of about 2 MB, from its first
-	// 64 KiB boundary after the memories and BM25: the middle is among them.
-	b[len(b)/2] ^= 0x10
-	if err := os.WriteFile(SnapshotPath(path), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// A flipped byte in every 16 KiB of the float32 rows, which are checked
+	// as they are first read, not at load: the load goes through, the first
+	// search that reads a row finds it, and the index is rebuilt from the
+	// database before anything it read is answered.
+	spoilSnapshot(t, path, func(b []byte) {
+		spans, err := binenc.Spans(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The sections end with the model's float32 rows, the rest of its
+		// vectors, and the bad rows; the rows start at the matrix section's
+		// first 64 KiB boundary (after its length fields and padding).
+		sp := spans[len(spans)-3]
+		start := (sp[0] + 12 + binenc.MapAlign - 1) / binenc.MapAlign * binenc.MapAlign
+		end := sp[0] + sp[1] - binenc.TrailerSize
+		if end-start != 700*512*4 {
+			t.Fatalf("the float32 rows: %d bytes at %d, want 700 of 512", end-start, start)
+		}
+		for at := start; at < end; at += 16 << 10 {
+			b[at+100] ^= 0x10
+		}
+	})
 	spoilt, lb := openEngine(t, path, opts(Options{SnapshotMinMemories: -1}))
-	if log := lb.String(); strings.Contains(log, "index snapshot loaded") || !strings.Contains(log, "checksum") {
-		t.Fatalf("a flipped byte in the vectors: want a rebuild:\n%s", log)
+	if log := lb.String(); !strings.Contains(log, "index snapshot loaded") {
+		t.Fatalf("a flipped byte in the float32 rows: want a load:\n%s", log)
+	}
+	got := answers(t, spoilt)
+	if log := lb.String(); !strings.Contains(log, "failed a checksum after it was loaded") {
+		t.Fatalf("a flipped byte in the float32 rows: want a rebuild once read:\n%s", log)
 	}
 	rebuilt, _ := openEngine(t, path, opts(Options{NoSnapshot: true}))
-	sameAnswers(t, answers(t, spoilt), answers(t, rebuilt), true)
+	sameAnswers(t, got, answers(t, rebuilt), true)
 }

@@ -21,6 +21,7 @@ import (
 
 // change records that row r is written from now on in memory, not the file.
 func (ix *Index) change(r int) {
+	ix.checkRows(r, r+1) // the bytes it replaces were checked (check.go)
 	if ix.file == nil || r >= ix.fileRows {
 		return
 	}
@@ -45,6 +46,7 @@ func (ix *Index) fromFile(r int) bool {
 // when the row is read from it, else the row in data. A failed read falls
 // back to data, which maps the same bytes.
 func (ix *Index) rowF32(r int, buf []float32) []float32 {
+	ix.checkRows(r, r+1)
 	if ix.fromFile(r) {
 		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*ix.dim)
 		if n, err := ix.file.ReadAt(b, int64(r)*int64(len(b))); err == nil && n == len(b) {
@@ -62,14 +64,17 @@ func (ix *Index) readRow(dst []float32, r int) {
 	}
 }
 
-// writeData writes the float32 matrix as WriteSnapshot's mappable array:
-// rows read from the file are copied through a buffer a run at a time,
-// without mapping them.
-func (ix *Index) writeData(w *binenc.Writer) {
+// writeData writes the float32 matrix as WriteSnapshot's mappable array and
+// returns the checksums of its blocks (check.go): rows read from the file
+// are copied through a buffer a run at a time, without mapping them.
+func (ix *Index) writeData(w *binenc.Writer) []uint32 {
+	var sums blockSums
 	rows := len(ix.rowDoc)
 	if rows == 0 || !ix.fileCurrent() {
-		w.Mappable(bytesOf(ix.data))
-		return
+		b := bytesOf(ix.data)
+		w.Mappable(b)
+		sums.write(b)
+		return sums.done()
 	}
 	w.MappableLen(4 * len(ix.data))
 	const run = 256
@@ -84,11 +89,15 @@ func (ix *Index) writeData(w *binenc.Writer) {
 			b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*(hi-lo)*ix.dim)
 			if n, err := ix.file.ReadAt(b, int64(lo)*int64(4*ix.dim)); err == nil && n == len(b) {
 				w.RawFloat32s(buf[:(hi-lo)*ix.dim])
+				sums.write(bytesOf(buf[:(hi-lo)*ix.dim]))
 				continue
 			}
 		}
 		for r := lo; r < hi; r++ {
-			w.RawFloat32s(ix.rowF32(r, buf[:ix.dim]))
+			row := ix.rowF32(r, buf[:ix.dim])
+			w.RawFloat32s(row)
+			sums.write(bytesOf(row))
 		}
 	}
+	return sums.done()
 }

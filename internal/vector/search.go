@@ -97,6 +97,7 @@ func (ix *Index) allowedRows(allow *docset.Set, c int) []int32 {
 
 // scanRows scores rows lo..hi-1 in order, skipping documents not in allow.
 func (ix *Index) scanRows(q []float32, allow *docset.Set, lo, hi int, t *topK) {
+	ix.checkRows(lo, hi)
 	dim, data, rowDoc := ix.dim, ix.data, ix.rowDoc
 	floor, full := t.floor()
 	for r := lo; r < hi; r++ {
@@ -115,6 +116,7 @@ func (ix *Index) scanRows(q []float32, allow *docset.Set, lo, hi int, t *topK) {
 
 // scoreRows scores the listed rows.
 func (ix *Index) scoreRows(q []float32, rows []int32, t *topK) {
+	ix.checkListed(rows)
 	dim, data, rowDoc := ix.dim, ix.data, ix.rowDoc
 	floor, full := t.floor()
 	for _, r32 := range rows {

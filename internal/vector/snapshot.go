@@ -22,10 +22,22 @@ import (
 )
 
 // snapshotVersion changes whenever the layout below does.
-const snapshotVersion = 4 // 2: mappable matrices; 3: the residual codes; 4: sign sketches
+// 2: mappable matrices; 3: the residual codes; 4: sign sketches; 5: the
+// float32 matrix in a section of its own, checked by blocks (check.go).
+const snapshotVersion = 5
 
-// WriteSnapshot writes the index to w. The caller holds at least a read lock.
+// WriteSnapshot writes the index to w as two sections: the float32 matrix
+// alone, which it ends (w.EndSection), then everything else, with the
+// matrix's block checksums, which the caller ends. A matrix that fails its
+// checksums (Corrupt) is not written out: w fails. The caller holds at
+// least a read lock.
 func (ix *Index) WriteSnapshot(w *binenc.Writer) {
+	if err := ix.Settle(); err != nil {
+		w.SetErr(err)
+		return
+	}
+	sums := ix.writeData(w)
+	w.EndSection()
 	w.Uint32(snapshotVersion)
 	w.Uint64(uint64(ix.dim))
 	w.Uint32s(ix.rowDoc)
@@ -39,17 +51,21 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 		binary.LittleEndian.PutUint16(pop[2*i:], x)
 	}
 	w.Bytes(pop)
-	ix.writeData(w)
+	w.Uint32s(sums)
 	w.Mappable(bytesOf(ix.codes))
 	w.Mappable(bytesOf(ix.fine))
 	w.Mappable(bytesOf(ix.signs))
 }
 
-// ReadSnapshot reads an index written by WriteSnapshot whose document numbers
-// are all below docs (the owner's slot count, itself bounded by the input's
+// ReadSnapshot reads an index written by WriteSnapshot from its two
+// sections, the matrix's (mat) and the rest (r), whose document numbers are
+// all below docs (the owner's slot count, itself bounded by the input's
 // size), so that a corrupt document number cannot make it allocate a huge
 // doc→row table. Inconsistent input is an error, recorded in r and returned.
-func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
+// The caller verifies r (Verify); mat is read to its end but not verified: a
+// mapped matrix is checked block by block as its rows are used (check.go),
+// one read into memory here, whole.
+func ReadSnapshot(mat, r *binenc.Reader, docs int) (*Index, error) {
 	if v := r.Uint32(); r.Err() == nil && v != snapshotVersion {
 		r.Corruptf("vector snapshot version %d, want %d", v, snapshotVersion)
 	}
@@ -69,6 +85,7 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	ix.fresid = r.Float32s()
 	ix.signInv = r.Float32s()
 	pop := r.Bytes()
+	sums := r.Uint32s()
 	cols := signCols(ix.dim)
 	sketchRows := rows
 	if cols == 0 {
@@ -91,7 +108,29 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	// Room for as many rows again to be added in place before a slice grows
 	// (and moves onto the heap).
 	room := 2*rows + 1024
-	data, dataMap := r.Mappable(4 * room * ix.dim)
+	if r.Err() == nil && uint64(rows)*dim*4 > uint64(mat.Remaining()) {
+		r.Corruptf("vector snapshot: %d rows of %d do not fit the matrix's %d bytes", rows, dim, mat.Remaining())
+	}
+	if want := (uint64(rows)*dim*4 + checkBlock - 1) / checkBlock; r.Err() == nil && uint64(len(sums)) != want {
+		r.Corruptf("vector snapshot: %d block checksums for %d rows of %d, want %d", len(sums), rows, dim, want)
+	}
+	// The matrix is checked as its rows are used where it is mapped (and
+	// read as it is on disk: little-endian); read into memory, it is all
+	// here already and checked now, whole.
+	var data []byte
+	var dataMap io.Closer
+	lazy := false
+	if r.Err() == nil {
+		data, dataMap = mat.Mappable(4 * room * ix.dim)
+		lazy = dataMap != nil && hostLittleEndian
+		check := mat.Verify
+		if lazy {
+			check = mat.Unchecked
+		}
+		if err := check(); err != nil {
+			r.SetErr(err)
+		}
+	}
 	codes, codesMap := r.Mappable(room * ix.dim)
 	fine, fineMap := r.Mappable(room * ix.dim)
 	signs, signsMap := r.Mappable((room + 31) / 32 * 32 * cols)
@@ -119,6 +158,9 @@ func ReadSnapshot(r *binenc.Reader, docs int) (*Index, error) {
 	ix.data, ix.codes, ix.fine, ix.signs = float32sOf(data), int8sOf(codes), int8sOf(fine), signs
 	if f, ok := dataMap.(io.ReaderAt); ok && hostLittleEndian && rows > 0 {
 		ix.file, ix.fileBase, ix.fileRows = f, unsafe.SliceData(ix.data), rows
+	}
+	if lazy && len(sums) > 0 {
+		ix.check = newPending(sums, int64(len(data)), unsafe.SliceData(ix.data))
 	}
 	var top uint32
 	for _, d := range ix.rowDoc {

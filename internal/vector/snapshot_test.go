@@ -20,19 +20,33 @@ func snapshotBytes(tb testing.TB, ix *Index) []byte {
 	var buf bytes.Buffer
 	w := binenc.NewWriter(&buf)
 	ix.WriteSnapshot(w)
-	if err := w.Finish(); err != nil {
+	w.EndSection()
+	if err := w.FinishSections(); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
-func readBytes(b []byte) (*Index, error) {
-	r := binenc.NewReader(bytes.NewReader(b), int64(len(b)))
-	ix, err := ReadSnapshot(r, 1<<20)
+// readSections reads an index from the two sections WriteSnapshot wrote,
+// verifying the second as the caller of ReadSnapshot must.
+func readSections(secs *binenc.Sections) (*Index, error) {
+	mat, r := secs.Next(), secs.Next()
+	ix, err := ReadSnapshot(mat, r, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	return ix, r.Verify()
+	if err := r.Verify(); err != nil {
+		return nil, err
+	}
+	return ix, secs.Done()
+}
+
+func readBytes(b []byte) (*Index, error) {
+	secs, err := binenc.OpenSections(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	return readSections(secs)
 }
 
 // readFile writes b to a file and reads it back as the mirror does, with the
@@ -47,13 +61,13 @@ func readFile(tb testing.TB, b []byte) (*Index, error) {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	r := binenc.NewReader(f, int64(len(b)))
-	r.SetMapper(mmap.Mapper(f))
-	ix, err := ReadSnapshot(r, 1<<20)
+	secs, err := binenc.OpenSections(f, int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Verify(); err != nil {
+	secs.SetMapper(mmap.Mapper(f))
+	ix, err := readSections(secs)
+	if err != nil {
 		return nil, err
 	}
 	if again, _ := os.ReadFile(path); !bytes.Equal(again, b) {
@@ -155,6 +169,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 				}
 				if !bytes.Equal(snapshotBytes(t, got), snapshotBytes(t, orig)) {
 					t.Fatalf("%s: the loaded index's snapshot differs from the original's", stage)
+				}
+				if err := got.Settle(); err != nil {
+					t.Fatalf("%s: %v", stage, err)
 				}
 			}
 			check("after load")

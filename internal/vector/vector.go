@@ -75,6 +75,9 @@ type Index struct {
 	fileBase *float32
 	fileRows int
 	changed  []uint64
+	// check is what is left to check of the float32 rows a snapshot mapped
+	// (check.go); nil when there is nothing.
+	check *pending
 }
 
 // New returns an empty index for vectors of dim components. A dim below 1 is
@@ -116,6 +119,7 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 	}
 	n := len(ix.data)
 	ix.change(len(ix.rowDoc))
+	ix.beforeAppend()
 	ix.data = append(ix.data, v...) // grows amortised; overwritten below
 	if !normalizeInto(ix.data[n:], v) {
 		ix.data = ix.data[:n]
@@ -238,6 +242,7 @@ func (ix *Index) Reserve(n int) {
 	}
 	rows := len(ix.rowDoc) + n
 	if cap(ix.data) < rows*ix.dim {
+		ix.settle()  // the matrix moves: check what it held first
 		room := rows // the rows, or as many again off the heap
 		if rows*ix.dim*4 >= offHeapMin {
 			room = 2*rows + 1024
@@ -321,6 +326,7 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 	}
 	ix.Remove(doc)
 	ix.change(len(ix.rowDoc))
+	ix.beforeAppend()
 	ix.data = append(ix.data, r.unit...)
 	ix.codes = append(ix.codes, r.codes...)
 	ix.qscale = append(ix.qscale, r.scale)
