@@ -14,8 +14,10 @@ import (
 // longer than the remaining input, a bad trailer, or trailing data.
 var ErrCorrupt = errors.New("binenc: corrupt input")
 
-// castagnoli is the CRC-32C table (hardware accelerated on amd64 and arm64).
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table (hardware accelerated on amd64 and arm64):
+// made on first use, not in every process's package init (it takes a few
+// hundred microseconds), by crc32 once for all its callers.
+func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 // TrailerSize is the number of bytes Finish appends: the CRC-32C of the rest.
 const TrailerSize = 4

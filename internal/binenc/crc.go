@@ -77,7 +77,7 @@ var parallelCRCMin, parallelCRCPiece = 64 << 20, 16 << 20
 func crcParallel(b []byte) uint32 {
 	procs := runtime.GOMAXPROCS(0)
 	if len(b) < parallelCRCMin || procs < 2 {
-		return crc32.Update(0, castagnoli, b)
+		return crc32.Update(0, castagnoli(), b)
 	}
 	// More pieces than goroutines, so that a goroutine slowed by other work
 	// (the rest of the snapshot decoding beside it) leaves its share to the
@@ -95,7 +95,7 @@ func crcParallel(b []byte) uint32 {
 	for range min(procs, pieces) {
 		wg.Go(func() {
 			for i := range next {
-				crcs[i] = crc32.Update(0, castagnoli, b[i*size:min((i+1)*size, len(b))])
+				crcs[i] = crc32.Update(0, castagnoli(), b[i*size:min((i+1)*size, len(b))])
 			}
 		})
 	}

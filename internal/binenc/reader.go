@@ -75,7 +75,7 @@ func (r *Reader) Corruptf(format string, args ...any) {
 func (r *Reader) arrived(b []byte) {
 	n := min(int64(len(b)), r.unhashed)
 	if n > 0 {
-		r.crc = crc32.Update(r.crc, castagnoli, b[:n])
+		r.crc = crc32.Update(r.crc, castagnoli(), b[:n])
 		r.unhashed -= n
 	}
 }

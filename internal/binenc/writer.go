@@ -46,7 +46,7 @@ func (w *Writer) raw(p []byte) {
 	if w.err != nil || len(p) == 0 {
 		return
 	}
-	w.crc = crc32.Update(w.crc, castagnoli, p)
+	w.crc = crc32.Update(w.crc, castagnoli(), p)
 	n, err := w.w.Write(p)
 	w.n += int64(n)
 	w.err = err

@@ -118,8 +118,9 @@ type scratch struct {
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // jamoCompat maps each conjoining Hangul jamo that NFKD makes of a compatibility
-// jamo (ㄱ → U+1100) back to it, derived from the decomposition table itself.
-var jamoCompat = func() map[rune]rune {
+// jamo (ㄱ → U+1100) back to it, derived from the decomposition table itself:
+// on first need (a fifth of a millisecond of every process's init otherwise).
+var jamoCompat = sync.OnceValue(func() map[rune]rune {
 	m := make(map[rune]rune)
 	for r := rune(0x3131); r <= 0x318E; r++ {
 		d := []rune(norm.NFKD.String(string(r)))
@@ -130,7 +131,7 @@ var jamoCompat = func() map[rune]rune {
 		}
 	}
 	return m
-}()
+})
 
 // compatJamo returns b as a string, with the conjoining jamo left over after NFC
 // (those typed alone, like ㅋㅋ, which compose into no syllable) rewritten as
@@ -143,7 +144,7 @@ func compatJamo(b []byte) string {
 	}
 	out := append(make([]byte, 0, len(b)), b[:i]...)
 	for _, r := range string(b[i:]) {
-		if c, ok := jamoCompat[r]; ok {
+		if c, ok := jamoCompat()[r]; ok {
 			r = c
 		}
 		out = utf8.AppendRune(out, r)

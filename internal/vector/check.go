@@ -33,7 +33,8 @@ import (
 // little more than the rows.
 const checkBlock = 16 << 10
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table, made on first use (binenc's too).
+func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 // ErrCorrupt is what Corrupt wraps: a block of the matrix did not match the
 // checksum written with it.
@@ -50,7 +51,7 @@ type blockSums struct {
 func (s *blockSums) write(p []byte) {
 	for len(p) > 0 {
 		k := min(len(p), checkBlock-s.n)
-		s.cur = crc32.Update(s.cur, castagnoli, p[:k])
+		s.cur = crc32.Update(s.cur, castagnoli(), p[:k])
 		s.n += k
 		p = p[k:]
 		if s.n == checkBlock {
@@ -139,7 +140,7 @@ func (ix *Index) checkBlock(p *pending, b int) {
 		}
 		got = unsafe.Slice((*byte)(unsafe.Pointer(p.base)), cap(ix.data)*4)[off : off+n]
 	}
-	if crc32.Checksum(got, castagnoli) != p.sums[b] {
+	if crc32.Checksum(got, castagnoli()) != p.sums[b] {
 		p.fail(b)
 	}
 	if old := p.checked[b/64].Or(1 << (b % 64)); old&(1<<(b%64)) == 0 {

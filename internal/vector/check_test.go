@@ -153,7 +153,7 @@ func TestBlockSums(t *testing.T) {
 	}
 }
 
-func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli()) }
 
 // TestRowsCheckedConcurrently reads the rows of a lazily checked snapshot
 // from several goroutines at once (for -race), each block checked by

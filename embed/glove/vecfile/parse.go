@@ -129,7 +129,7 @@ func Parse(data string) (*File, error) {
 	want := (&reader{s: data[len(body):]}).u32("checksum")
 	// The checksum reads the bytes in place: a []byte conversion would copy
 	// the whole (embedded, multi-megabyte) file.
-	if got := crc32.Checksum(unsafe.Slice(unsafe.StringData(body), len(body)), castagnoli); got != want {
+	if got := crc32.Checksum(unsafe.Slice(unsafe.StringData(body), len(body)), castagnoli()); got != want {
 		return nil, fmt.Errorf("%w: checksum %08x, want %08x", ErrFormat, got, want)
 	}
 	r := &reader{s: body}

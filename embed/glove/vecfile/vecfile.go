@@ -30,7 +30,9 @@ const (
 // ErrFormat is wrapped by every error that reports a malformed file.
 var ErrFormat = errors.New("vecfile: malformed file")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table, made on first use rather than in every
+// process's package init.
+func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 // File is one word-vector table. Row i of Vectors (Dim bytes from i*Dim, each
 // an int8 stored as a byte) times Scales[i] is word i's vector.
@@ -162,7 +164,7 @@ func Write(w io.Writer, f *File) error {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(s))
 	}
 	b = append(b, f.Vectors...)
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 	if _, err := w.Write(b); err != nil {
 		return fmt.Errorf("vecfile: write: %w", err)
 	}
