@@ -34,6 +34,14 @@ var minilm string
 //go:embed bge-small-en-v1.5.etf
 var bgeSmall string
 
+// uncasedTable is the WordPiece lookup table of the two files' vocabulary
+// (wordpiece.Table), made ahead so that a process does not hash 30,522
+// tokens before its first query; TestVocabTable checks it against each
+// built-in file and rewrites it with -update.
+//
+//go:embed uncased.wpt
+var uncasedTable string
+
 // Revision is bumped whenever this package's code changes the vectors it
 // computes from the same file; it appears in Model().
 const Revision = 2
@@ -219,7 +227,11 @@ func (e *Embedder) load() (*weights, error) {
 			e.err = fmt.Errorf("bert: model file: %w", err)
 			return
 		}
-		e.w, e.err = load(f, e.meta, e.opts.Precision)
+		table := ""
+		if e.builtIn {
+			table = uncasedTable
+		}
+		e.w, e.err = load(f, e.meta, e.opts.Precision, table)
 	})
 	return e.w, e.err
 }

@@ -14,8 +14,10 @@ import (
 	"unsafe"
 
 	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/internal/golden"
 	"github.com/engram-memory/engram/internal/linalg"
 	"github.com/engram-memory/engram/internal/tensorfile"
+	"github.com/engram-memory/engram/internal/wordpiece"
 )
 
 func TestModelID(t *testing.T) {
@@ -421,4 +423,30 @@ func TestBuiltInInPlace(t *testing.T) {
 			t.Errorf("%s: the panels were copied (file at %p)", b.name, unsafe.StringData(b.data))
 		}
 	}
+}
+
+// TestVocabTable checks uncased.wpt, the WordPiece lookup table a built-in
+// model's process uses in place, against the one built from each built-in
+// file's vocabulary (they share it); go test -update rewrites it.
+func TestVocabTable(t *testing.T) {
+	var tables []string
+	for _, data := range []string{minilm, bgeSmall} {
+		f, err := tensorfile.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		voc, ok := f.Tensor("vocab")
+		if !ok {
+			t.Fatal("no vocabulary")
+		}
+		tb, err := wordpiece.Table(strings.Split(voc.Data, "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, tb)
+	}
+	if tables[0] != tables[1] {
+		t.Fatal("the built-in files' vocabularies differ: each needs a table of its own")
+	}
+	golden.CheckBytes(t, "uncased.wpt", []byte(tables[0]))
 }

@@ -138,7 +138,9 @@ type weights struct {
 }
 
 // load decodes a parsed file.
-func load(f *tensorfile.File, m *meta, p Precision) (*weights, error) {
+// load makes the weights of f ready; table is the vocabulary's WordPiece
+// lookup table made ahead (wordpiece.Table), or "" to build it.
+func load(f *tensorfile.File, m *meta, p Precision, table string) (*weights, error) {
 	pack := packer(p)
 	c := m.Bert
 	h, in := c.Hidden, c.Intermediate
@@ -155,6 +157,7 @@ func load(f *tensorfile.File, m *meta, p Precision) (*weights, error) {
 		Suffix:       m.Tokenizer.Suffix,
 		MaxLen:       m.Tokenizer.MaxLength,
 		MaxWordChars: m.Tokenizer.MaxWordChars,
+		Table:        table,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bert: %w", err)

@@ -1,7 +1,9 @@
 package wordpiece
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -61,4 +63,84 @@ func TestTable(t *testing.T) {
 			t.Errorf("duplicate %q accepted", dup)
 		}
 	}
+}
+
+// TestTableReadIn: a tokenizer given Table's bytes encodes exactly as one
+// that builds its own, and a table of another vocabulary's size, another
+// format or cut short is refused; a table with no empty slot (only a
+// spoilt one could be) still ends every lookup.
+func TestTableReadIn(t *testing.T) {
+	vocab := []string{"[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "the", "a", "##s", "cat", "x", "##x"}
+	for i := range 500 {
+		vocab = append(vocab, fmt.Sprintf("w%d", i), fmt.Sprintf("##t%d", i))
+	}
+	tb, err := Table(vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Vocab: vocab, Unknown: "[UNK]", Prefix: "[CLS]", Suffix: "[SEP]"}
+	built, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Table = tb
+	read, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"", "unaffable cats", "The w12t499 w499 xx x", "w1 ##t3 zzz", "unaffableunaffable"} {
+		if a, b := built.Encode(nil, text), read.Encode(nil, text); !slices.Equal(a, b) {
+			t.Errorf("%q: built %v, read %v", text, a, b)
+		}
+	}
+	for name, bad := range map[string]string{
+		"other vocabulary": func() string { s, _ := Table(vocab[:len(vocab)-1]); return s }(),
+		"other format":     "WPT0" + tb[4:],
+		"cut short":        tb[:len(tb)-4],
+		"empty":            "",
+	} {
+		c.Table = bad
+		if name == "empty" {
+			continue // "" means: build one
+		}
+		if _, err := New(c); !errors.Is(err, errTable) {
+			t.Errorf("%s: %v, want errTable", name, err)
+		}
+	}
+	full := []byte(tb)
+	for i := tableHeader; i < len(full); i += 4 {
+		copy(full[i:], []byte{1, 0, 0, 0}) // every slot names token 0
+	}
+	tok, err := New(Config{Vocab: vocab, Unknown: "[UNK]", Table: string(full)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.Encode(nil, "cat w3") // ends, whatever it finds
+}
+
+// FuzzTable reads arbitrary bytes as a lookup table: New refuses them or
+// gives a tokenizer whose Encode ends without panicking, ids in range.
+func FuzzTable(f *testing.F) {
+	vocab := []string{"[UNK]", "a", "##b", "cat", "##s"}
+	good, err := Table(vocab)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good, "cats ab")
+	f.Add(good[:tableHeader], "a")
+	f.Add("WPT1"+string(make([]byte, 16)), "x")
+	f.Fuzz(func(t *testing.T, table, text string) {
+		if table == "" {
+			return // "" builds a table
+		}
+		tok, err := New(Config{Vocab: vocab, Unknown: "[UNK]", Table: table})
+		if err != nil {
+			return
+		}
+		for _, id := range tok.Encode(nil, text) {
+			if id < 0 || int(id) >= len(vocab) {
+				t.Fatalf("id %d out of range", id)
+			}
+		}
+	})
 }

@@ -37,6 +37,11 @@ type Config struct {
 	// DropUnknown leaves the unknown token out of the output, after
 	// truncation (as model2vec's static models do).
 	DropUnknown bool
+	// Table is Table(Vocab), made ahead and kept with the model, or "" to
+	// build it here. It is used in place (it may be read-only memory, such
+	// as a string embedded in the binary), trusted to be Vocab's: pass only
+	// one a test checks against the vocabulary it was made for.
+	Table string
 }
 
 // Tokenizer turns text into ids. It is safe for concurrent use.
@@ -76,7 +81,6 @@ func New(c Config) (*Tokenizer, error) {
 	}
 	t := &Tokenizer{
 		vocab:        c.Vocab,
-		pieces:       newTable(c.Vocab),
 		maxLen:       c.MaxLen,
 		maxWordChars: c.MaxWordChars,
 		dropUnk:      c.DropUnknown,
@@ -89,18 +93,14 @@ func New(c Config) (*Tokenizer, error) {
 	if t.maxWordChars < 0 || t.maxLen < 0 {
 		return nil, fmt.Errorf("wordpiece: negative limit (MaxLen %d, MaxWordChars %d)", c.MaxLen, c.MaxWordChars)
 	}
-	for i, tok := range c.Vocab {
-		if tok == "" {
-			return nil, fmt.Errorf("wordpiece: vocabulary entry %d is empty", i)
-		}
-		if !t.pieces.add(int32(i)) {
-			return nil, fmt.Errorf("wordpiece: vocabulary entry %d %q is a duplicate", i, tok)
-		}
-		if cont, k := key(tok); cont {
-			t.maxCont = max(t.maxCont, len(k))
-		} else {
-			t.maxInit = max(t.maxInit, len(k))
-		}
+	var err error
+	if c.Table != "" {
+		t.pieces, t.maxInit, t.maxCont, err = readTable(c.Vocab, c.Table)
+	} else {
+		t.pieces, t.maxInit, t.maxCont, err = buildTable(c.Vocab)
+	}
+	if err != nil {
+		return nil, err
 	}
 	lookup := func(what, tok string) (int32, error) {
 		id, ok := t.pieces.find(key(tok))
@@ -109,7 +109,6 @@ func New(c Config) (*Tokenizer, error) {
 		}
 		return id, nil
 	}
-	var err error
 	if t.unk, err = lookup("unknown", c.Unknown); err != nil {
 		return nil, err
 	}
