@@ -124,7 +124,8 @@ func (ix *Index) checkListed(rows []int32) {
 func (ix *Index) checkBlock(p *pending, b int) {
 	off := int64(b) * checkBlock
 	n := min(int64(checkBlock), p.size-off)
-	var buf [checkBlock]byte
+	buf := blockBufs.Get().(*[checkBlock]byte)
+	defer blockBufs.Put(buf)
 	got := buf[:n]
 	ok := false
 	if ix.file != nil {
@@ -147,6 +148,10 @@ func (ix *Index) checkBlock(p *pending, b int) {
 		p.left.Add(-1)
 	}
 }
+
+// blockBufs hold a block read for its check: on the heap, reused (on the
+// stack, each search goroutine's first check grew a fresh stack for it).
+var blockBufs = sync.Pool{New: func() any { return new([checkBlock]byte) }}
 
 func (p *pending) fail(b int) { p.bad.CompareAndSwap(0, int64(b)+1) }
 
