@@ -209,6 +209,11 @@ func (ix *Index) searchPostings(qts []qterm, sc scorer, allow *docset.Set, k int
 	}
 	if len(a.acc) < len(ix.docLen) {
 		a.acc = make([]float64, len(ix.docLen))
+		// Written before it is read (fresh memory is zero already): a page
+		// read first is the shared zero page, and the write that follows
+		// faults again to copy it, flushing the TLB of every core the
+		// process runs on (perf: 0.9% of a CLI search's CPU in those IPIs).
+		clear(a.acc)
 	}
 	remaining := 0
 	for _, q := range qts {

@@ -172,6 +172,7 @@ func (ix *Index) ReadSnapshot(r *binenc.Reader) error {
 	}
 
 	present := make([]bool, nd)
+	clear(present) // written before it is read: see dict.resize
 	var sum int64
 	for _, d := range presentDocs {
 		if int(d) >= nd || present[d] {
