@@ -107,10 +107,10 @@ hook input's cwd for Claude Code), e.g. --cwd-scope project.`,
 	}
 	cc.AddCommand(
 		viaDaemon(hookCommand(e, "session-start", "Claude Code SessionStart: print a briefing as additionalContext", engram.DefaultBriefBudget, runSessionStart)),
-		embedsQuery(viaDaemon(hookCommand(e, "user-prompt-submit", "Claude Code UserPromptSubmit: print relevant memories as additionalContext", engram.DefaultInjectBudget, runUserPrompt))),
+		viaDaemon(hookCommand(e, "user-prompt-submit", "Claude Code UserPromptSubmit: print relevant memories as additionalContext", engram.DefaultInjectBudget, runUserPrompt)),
 		hookCommand(e, "stop", "Claude Code Stop: store the session's turns as an episode", engram.DefaultInjectBudget, runStop),
 	)
-	c.AddCommand(cc, embedsQuery(viaDaemon(hookCommand(e, "prompt", "Any host: read a prompt on stdin, print the relevant memories or nothing", engram.DefaultInjectBudget, runPlainPrompt))))
+	c.AddCommand(cc, viaDaemon(hookCommand(e, "prompt", "Any host: read a prompt on stdin, print the relevant memories or nothing", engram.DefaultInjectBudget, runPlainPrompt)))
 	for _, sub := range append([]*cobra.Command{c, cc}, append(cc.Commands(), c.Commands()...)...) {
 		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 			hookFail(e, err)

@@ -76,7 +76,7 @@ always prints the injection object.`,
 	c.Flags().IntVar(&f.limit, "limit", engram.DefaultInjectLimit, "memories at most")
 	c.Flags().Float64Var(&minRel, "min-relevance", 0, "relevance bar (0–1) a memory must clear (default: the embedding model's)")
 	c.Flags().IntVar(&f.neighbours, "neighbours", engram.DefaultInjectNeighbours, "show each memory of an episode with this many turns before and after it (0: none)")
-	return embedsQuery(viaDaemon(c))
+	return viaDaemon(c)
 }
 
 // maxPrompt bounds a prompt read from stdin.

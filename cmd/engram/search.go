@@ -82,7 +82,6 @@ what was current then.`,
 			if err != nil {
 				return usageError{err}
 			}
-			e.warm = e.warm && base.Mode != memory.ModeBM25 // keywords only: no model
 			return e.withStore(cmd.Context(), func(db store) error {
 				if f.batch != "" {
 					base.NoRecord = !f.record // a batch is a measurement: no use unless asked
@@ -138,7 +137,7 @@ what was current then.`,
 	fl.StringVar(&f.now, "now", "", "the time relative date phrases (\"last week\") are read from: RFC 3339 or YYYY-MM-DD (default: now)")
 	fl.BoolVar(&f.noDates, "no-dates", false, "do not read date phrases in the query as time windows to boost")
 	fl.IntVar(&f.neighbours, "neighbours", 0, fmt.Sprintf("show each result of an episode with this many turns before and after it (0–%d)", memory.MaxNeighbours))
-	return embedsQuery(viaDaemon(c))
+	return viaDaemon(c)
 }
 
 // query builds the query the flags describe (without its text).
