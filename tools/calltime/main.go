@@ -4,7 +4,9 @@
 // `engram serve` of the same store (the local daemon), and a long prompt
 // (5 MB by default) through the hook, HTTP search and MCP memory_search.
 // It reports the median and the fastest of -n calls per row (one more call
-// first, not counted, to warm the page cache).
+// first, not counted, to warm the page cache); the three short calls are
+// timed in turns, so that a slow minute of a shared machine falls on all
+// three alike.
 //
 // Build it and the CLI first, and run it at normal priority on an idle
 // machine (docs/development.md, "Measuring speed"): under chrt, the server
@@ -100,12 +102,15 @@ func run(ctx context.Context, c config, w io.Writer) error {
 		return nil
 	}
 	hook := hookInput(c.query)
+	// short times the three short calls in turns (hook, inject, search, and
+	// again), so that no call pays alone for a slow minute of the machine
+	// or for coming first; one turn first, not counted, warms the page cache.
 	short := func(daemon bool) error {
 		where := "in-process"
 		if daemon {
 			where = "daemon"
 		}
-		for _, k := range []struct {
+		kinds := []struct {
 			name  string
 			args  []string
 			stdin []byte
@@ -113,11 +118,23 @@ func run(ctx context.Context, c config, w io.Writer) error {
 			{"hook claude-code user-prompt-submit", []string{"hook", "claude-code", "user-prompt-submit"}, hook},
 			{"inject", []string{"inject", c.query}, nil},
 			{"search", []string{"search", c.query}, nil},
-		} {
-			if err := add(k.name+" ("+where+")", "", func() error { return c.cli(ctx, daemon, k.stdin, k.args...) }); err != nil {
-				return err
+		}
+		turns := make([]row, len(kinds))
+		for k := range kinds {
+			turns[k].name = kinds[k].name + " (" + where + ")"
+		}
+		for i := range c.n + 1 {
+			for k, kind := range kinds {
+				start := time.Now()
+				if err := c.cli(ctx, daemon, kind.stdin, kind.args...); err != nil {
+					return fmt.Errorf("%s: %w", turns[k].name, err)
+				}
+				if i > 0 {
+					turns[k].times = append(turns[k].times, time.Since(start))
+				}
 			}
 		}
+		rows = append(rows, turns...)
 		return nil
 	}
 	if err := short(false); err != nil {
