@@ -128,9 +128,9 @@ func (m *Mirror) Load(ctx context.Context) error {
 	if m.loaded.Load() {
 		return nil
 	}
-	m.mu.Lock()
-	m.ix, m.seq, m.snapSeq = m.newIndex(), 0, -1
-	m.mu.Unlock()
+	// The index in place (empty before the first load) stays until its
+	// replacement is whole: a reload swaps it in under the lock, so that a
+	// search never sees a half-filled or emptied index.
 	if !m.st.ReadOnly() {
 		removeStaleTemps(SnapshotPath(m.st.Path()), time.Now())
 	}
@@ -174,6 +174,7 @@ func (m *Mirror) load(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.ix, m.snapSeq = m.newIndex(), -1
 	for _, c := range counts {
 		m.ix.Reserve(c.Model, c.Dim, c.N)
 	}

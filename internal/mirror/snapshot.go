@@ -227,14 +227,15 @@ func (m *Mirror) snapshotYielded(path string, err error) {
 // rows failed their checksum when first read (cause), with one rebuilt from
 // the database, as a snapshot that fails at load is; this process reads no
 // snapshot again, and the rebuild writes a new one where it may. Concurrent
-// callers with the same ix rebuild it once.
+// callers with the same ix rebuild it once: the first unloads the mirror,
+// and every one then waits in Load for the rebuilt index.
 func (m *Mirror) rebuildCorrupt(ctx context.Context, ix *index.Index, cause error) error {
 	if m.st == nil {
 		return fmt.Errorf("index of a fork: %w", cause) // nothing to rebuild it from
 	}
 	m.syncMu.Lock()
 	m.mu.Lock()
-	if m.ix == ix {
+	if m.ix == ix && m.loaded.Load() {
 		m.distrust.Store(true)
 		m.snapSeq = -1
 		m.loaded.Store(false)

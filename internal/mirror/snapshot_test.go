@@ -132,6 +132,15 @@ func snapStore(t testing.TB, n int) string {
 // timings left out.
 func answers(t testing.TB, db *DB) []string {
 	t.Helper()
+	out, err := answersOf(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// answersOf is answers for any goroutine: it returns the first error.
+func answersOf(db *DB) ([]string, error) {
 	r := rand.New(rand.NewSource(42))
 	var out []string
 	for i := range 90 {
@@ -147,13 +156,13 @@ func answers(t testing.TB, db *DB) []string {
 		}
 		resp, err := db.Search(context.Background(), q)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		resp.TimingsMS = nil
 		b, _ := json.Marshal(resp)
 		out = append(out, string(b))
 	}
-	return out
+	return out, nil
 }
 
 // sameAnswers compares responses exactly, except that the order among
@@ -705,24 +714,7 @@ func TestSnapshotMappedVectors(t *testing.T) {
 	// as they are first read, not at load: the load goes through, the first
 	// search that reads a row finds it, and the index is rebuilt from the
 	// database before anything it read is answered.
-	spoilSnapshot(t, path, func(b []byte) {
-		spans, err := binenc.Spans(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The sections end with the model's float32 rows, the rest of its
-		// vectors, and the bad rows; the rows start at the matrix section's
-		// first 64 KiB boundary (after its length fields and padding).
-		sp := spans[len(spans)-3]
-		start := (sp[0] + 12 + binenc.MapAlign - 1) / binenc.MapAlign * binenc.MapAlign
-		end := sp[0] + sp[1] - binenc.TrailerSize
-		if end-start != 700*512*4 {
-			t.Fatalf("the float32 rows: %d bytes at %d, want 700 of 512", end-start, start)
-		}
-		for at := start; at < end; at += 16 << 10 {
-			b[at+100] ^= 0x10
-		}
-	})
+	spoilFloatRows(t, path, 700, 512)
 	spoilt, lb := openEngine(t, path, opts(Options{SnapshotMinMemories: -1}))
 	if log := lb.String(); !strings.Contains(log, "index snapshot loaded") {
 		t.Fatalf("a flipped byte in the float32 rows: want a load:\n%s", log)
@@ -733,4 +725,95 @@ func TestSnapshotMappedVectors(t *testing.T) {
 	}
 	rebuilt, _ := openEngine(t, path, opts(Options{NoSnapshot: true}))
 	sameAnswers(t, got, answers(t, rebuilt), true)
+}
+
+// spoilFloatRows flips a byte in every 16 KiB of the float32 rows of the
+// snapshot of path, whose one model has n rows of dim: they are the section
+// before the rest of the model's vectors and the bad rows, from its first
+// 64 KiB boundary (after the array's length fields and padding).
+func spoilFloatRows(t *testing.T, path string, n, dim int) {
+	t.Helper()
+	spoilSnapshot(t, path, func(b []byte) {
+		spans, err := binenc.Spans(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := spans[len(spans)-3]
+		start := (sp[0] + 12 + binenc.MapAlign - 1) / binenc.MapAlign * binenc.MapAlign
+		end := sp[0] + sp[1] - binenc.TrailerSize
+		if end-start != int64(n*dim*4) {
+			t.Fatalf("the float32 rows: %d bytes at %d, want %d of %d", end-start, start, n, dim)
+		}
+		for at := start; at < end; at += 16 << 10 {
+			b[at+100] ^= 0x10
+		}
+	})
+}
+
+// TestSnapshotCorruptConcurrent searches a store whose snapshot's float32
+// rows are spoilt from several goroutines at once, round after round (for
+// -race): the first search to read a spoilt row rebuilds the index from the
+// database, the others wait for it (none sees an emptied or half-built
+// index), the rebuild is logged once, and every answer equals the rebuilt
+// store's.
+func TestSnapshotCorruptConcurrent(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the float32 rows are mapped, and checked as read, on Linux only")
+	}
+	ctx := context.Background()
+	corpus := synth.New(synth.Config{Seed: 5, Dim: 512})
+	opts := func(o Options) engram.Options {
+		return engram.Options{SQLite: o, Embedder: corpus.Embedder()}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.db")
+	db, _ := openEngine(t, path, opts(Options{}))
+	r := rand.New(rand.NewSource(1))
+	var mems []*Memory
+	for i := range 700 {
+		mems = append(mems, snapMemory(r, i))
+	}
+	if _, err := db.Add(ctx, mems...); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	spoilFloatRows(t, path, 700, 512)
+	ref, _ := openEngine(t, copyStore(t, path), opts(Options{NoSnapshot: true}))
+	want := answers(t, ref)
+	for round := range 3 {
+		spoilt, lb := openEngine(t, copyStore(t, path), opts(Options{SnapshotMinMemories: -1}))
+		got := make([][]string, 4)
+		errs := make([]error, 4)
+		var wg sync.WaitGroup
+		for g := range got {
+			wg.Go(func() { got[g], errs[g] = answersOf(spoilt) })
+		}
+		wg.Wait()
+		for g := range got {
+			if errs[g] != nil {
+				t.Fatalf("round %d, goroutine %d: %v", round, g, errs[g])
+			}
+			sameAnswers(t, got[g], want, true)
+		}
+		if n := strings.Count(lb.String(), "failed a checksum after it was loaded"); n != 1 {
+			t.Fatalf("round %d: %d rebuilds logged, want 1:\n%s", round, n, lb)
+		}
+	}
+}
+
+// copyStore copies the store at path and its snapshot into a new folder and
+// returns the copy's path.
+func copyStore(t *testing.T, path string) string {
+	t.Helper()
+	to := filepath.Join(t.TempDir(), filepath.Base(path))
+	for _, suffix := range []string{"", SnapshotPath("")} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to+suffix, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
 }
