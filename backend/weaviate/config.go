@@ -87,6 +87,11 @@ type Config struct {
 	// VectorIndex is IndexHNSW (default) or IndexFlat, for vectors of models
 	// first seen from now on.
 	VectorIndex string
+	// EfConstruction and MaxConnections are the HNSW graph's build
+	// parameters, for vectors of models first seen from now on: 0 leaves
+	// Weaviate's (128 and 32). Lower builds faster and finds less
+	// (docs/weaviate.md, "Ingest").
+	EfConstruction, MaxConnections int
 	// Replicas is the class's replication factor (default 1). Fixed when the
 	// class is created.
 	Replicas int
@@ -124,6 +129,9 @@ var (
 //	tokenizer    engram or word (default engram; fixed when the class is created)
 //	k1, b        BM25 parameters (default 1.2, 0.75; fixed when the class is created)
 //	index        hnsw or flat (default hnsw)
+//	ef_construction, max_connections
+//	             the HNSW graph's build parameters, 8..1024 and 4..128 (default: Weaviate's,
+//	             128 and 32), for vectors of models first seen from now on
 //	replicas     replication factor, 1..64 (default 1; fixed when the class is created)
 //	shards       shards of a class without tenants, 1..64 (default 1; fixed when the class is created)
 //	batch        objects per batch request, 1..1000 (default 100)
@@ -227,6 +235,16 @@ func ParseURL(raw string) (Config, error) {
 			}
 		case "index":
 			c.VectorIndex = v
+		case "ef_construction", "max_connections":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return bad("%s %q: want a positive number", k, v)
+			}
+			if k == "ef_construction" {
+				c.EfConstruction = n
+			} else {
+				c.MaxConnections = n
+			}
 		case "replicas":
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -331,6 +349,15 @@ func (c *Config) withDefaults() error {
 	case IndexHNSW, IndexFlat:
 	default:
 		return bad("index %q: want hnsw or flat", c.VectorIndex)
+	}
+	if c.EfConstruction != 0 && (c.EfConstruction < 8 || c.EfConstruction > 1024) {
+		return bad("ef_construction %d: want 8..1024", c.EfConstruction)
+	}
+	if c.MaxConnections != 0 && (c.MaxConnections < 4 || c.MaxConnections > 128) {
+		return bad("max_connections %d: want 4..128", c.MaxConnections)
+	}
+	if (c.EfConstruction != 0 || c.MaxConnections != 0) && c.VectorIndex != IndexHNSW {
+		return bad("ef_construction and max_connections are the HNSW graph's; index %q has none", c.VectorIndex)
 	}
 	if c.Replicas == 0 {
 		c.Replicas = 1

@@ -35,6 +35,11 @@ func TestParseURL(t *testing.T) {
 		{name: "bad timeout", url: "weaviate://h:1?timeout=-1s", err: "timeout"},
 		{name: "shards", url: "weaviate://h:1?shards=3&replicas=3", want: Config{Endpoint: "http://h:1", Class: "Memory", Replicas: 3, Shards: 3}},
 		{name: "shards above 64", url: "weaviate://h:1?shards=65", err: "shards 65"},
+		{name: "HNSW build parameters", url: "weaviate://h:1?ef_construction=64&max_connections=16",
+			want: Config{Endpoint: "http://h:1", Class: "Memory", EfConstruction: 64, MaxConnections: 16}},
+		{name: "ef_construction out of range", url: "weaviate://h:1?ef_construction=4", err: "ef_construction 4: want 8..1024"},
+		{name: "max_connections not a number", url: "weaviate://h:1?max_connections=many", err: `max_connections "many"`},
+		{name: "HNSW parameters of a flat index", url: "weaviate://h:1?index=flat&max_connections=16", err: "index \"flat\" has none"},
 		{name: "shards of a tenant class", url: "weaviate://h:1?shards=3&tenant=team", err: "a tenant is always one shard"},
 		{name: "bad tokenizer", url: "weaviate://h:1?tokenizer=trigram", err: "tokenizer"},
 		{name: "b above 1", url: "weaviate://h:1?b=1.5", err: "BM25"},
@@ -74,6 +79,8 @@ func TestParseURL(t *testing.T) {
 			check("Replicas", got.Replicas, w.Replicas, w.Replicas == 0)
 			check("Shards", got.Shards, w.Shards, w.Shards == 0)
 			check("BatchSize", got.BatchSize, w.BatchSize, w.BatchSize == 0)
+			check("EfConstruction", got.EfConstruction, w.EfConstruction, false)
+			check("MaxConnections", got.MaxConnections, w.MaxConnections, false)
 			check("APIKey", got.APIKey, w.APIKey, false)
 		})
 	}

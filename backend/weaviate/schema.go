@@ -144,11 +144,18 @@ func searchProps(tokenizer string) []string {
 }
 
 // vectorConfig is one named vector: Engram supplies the vectors.
-func vectorConfig(index string) map[string]any {
+func vectorConfig(c Config) map[string]any {
+	ic := map[string]any{"distance": "cosine"}
+	if c.EfConstruction != 0 {
+		ic["efConstruction"] = c.EfConstruction
+	}
+	if c.MaxConnections != 0 {
+		ic["maxConnections"] = c.MaxConnections
+	}
 	return map[string]any{
 		"vectorizer":        map[string]any{"none": map[string]any{}},
-		"vectorIndexType":   index,
-		"vectorIndexConfig": map[string]any{"distance": "cosine"},
+		"vectorIndexType":   c.VectorIndex,
+		"vectorIndexConfig": ic,
 	}
 }
 
@@ -375,7 +382,7 @@ func (s *Store) ensureVector(ctx context.Context, name string) error {
 		if _, ok := vc[name]; ok {
 			return false
 		}
-		vc[name] = vectorConfig(s.cfg.VectorIndex)
+		vc[name] = vectorConfig(s.cfg)
 		class["vectorConfig"] = vc
 		return true
 	})
