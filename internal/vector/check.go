@@ -80,7 +80,7 @@ type pending struct {
 	base    *float32
 	checked []atomic.Uint64 // bit b of word b/64: block b checked
 	left    atomic.Int64    // blocks not checked yet
-	bad     atomic.Int64    // blocks that failed, +1 for the first one's number
+	bad     atomic.Int64    // the first block that failed, plus one (0: none)
 	all     sync.Mutex      // serialises settle
 }
 
@@ -185,7 +185,7 @@ func (ix *Index) Corrupt() error {
 }
 
 // Settle checks every block of the snapshot's matrix not checked yet and
-// returns Corrupt: for a full check (doctor, tests). Safe for concurrent
+// returns Corrupt: for a full check (Mirror.Verify, snapshots, tests). Safe for concurrent
 // use with readers.
 func (ix *Index) Settle() error {
 	ix.settle()
