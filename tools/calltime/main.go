@@ -85,57 +85,52 @@ type row struct {
 	note  string
 }
 
+// timedCall is a call to time and the row it fills.
+type timedCall struct {
+	name, note string
+	call       func() error
+}
+
 func run(ctx context.Context, c config, w io.Writer) error {
 	var rows []row
-	add := func(name, note string, call func() error) error {
-		r := row{name: name, note: note}
+	// turns times calls in turns (the first, the second, …, and again), n
+	// turns after one not counted that warms the page cache, so that calls
+	// timed together share the machine's slow minutes and none pays alone
+	// for coming first.
+	turns := func(calls ...timedCall) error {
+		rs := make([]row, len(calls))
+		for k, tc := range calls {
+			rs[k] = row{name: tc.name, note: tc.note}
+		}
 		for i := range c.n + 1 {
-			start := time.Now()
-			if err := call(); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if i > 0 {
-				r.times = append(r.times, time.Since(start))
+			for k, tc := range calls {
+				start := time.Now()
+				if err := tc.call(); err != nil {
+					return fmt.Errorf("%s: %w", tc.name, err)
+				}
+				if i > 0 {
+					rs[k].times = append(rs[k].times, time.Since(start))
+				}
 			}
 		}
-		rows = append(rows, r)
+		rows = append(rows, rs...)
 		return nil
 	}
 	hook := hookInput(c.query)
-	// short times the three short calls in turns (hook, inject, search, and
-	// again), so that no call pays alone for a slow minute of the machine
-	// or for coming first; one turn first, not counted, warms the page cache.
+	// short times the three short calls, in turns.
 	short := func(daemon bool) error {
-		where := "in-process"
+		where := " (in-process)"
 		if daemon {
-			where = "daemon"
+			where = " (daemon)"
 		}
-		kinds := []struct {
-			name  string
-			args  []string
-			stdin []byte
-		}{
-			{"hook claude-code user-prompt-submit", []string{"hook", "claude-code", "user-prompt-submit"}, hook},
-			{"inject", []string{"inject", c.query}, nil},
-			{"search", []string{"search", c.query}, nil},
+		cli := func(stdin []byte, args ...string) func() error {
+			return func() error { return c.cli(ctx, daemon, stdin, args...) }
 		}
-		turns := make([]row, len(kinds))
-		for k := range kinds {
-			turns[k].name = kinds[k].name + " (" + where + ")"
-		}
-		for i := range c.n + 1 {
-			for k, kind := range kinds {
-				start := time.Now()
-				if err := c.cli(ctx, daemon, kind.stdin, kind.args...); err != nil {
-					return fmt.Errorf("%s: %w", turns[k].name, err)
-				}
-				if i > 0 {
-					turns[k].times = append(turns[k].times, time.Since(start))
-				}
-			}
-		}
-		rows = append(rows, turns...)
-		return nil
+		return turns(
+			timedCall{name: "hook claude-code user-prompt-submit" + where, call: cli(hook, "hook", "claude-code", "user-prompt-submit")},
+			timedCall{name: "inject" + where, call: cli(nil, "inject", c.query)},
+			timedCall{name: "search" + where, call: cli(nil, "search", c.query)},
+		)
 	}
 	if err := short(false); err != nil {
 		return err
@@ -144,7 +139,7 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	if c.big > 0 {
 		big = longPrompt(c.big, c.query)
 		in := hookInput(string(big))
-		if err := add(fmt.Sprintf("hook, %s prompt (in-process)", size(c.big)), "", func() error { return c.cli(ctx, false, in, "hook", "claude-code", "user-prompt-submit") }); err != nil {
+		if err := turns(timedCall{name: fmt.Sprintf("hook, %s prompt (in-process)", size(c.big)), call: func() error { return c.cli(ctx, false, in, "hook", "claude-code", "user-prompt-submit") }}); err != nil {
 			return err
 		}
 	}
@@ -158,7 +153,7 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	}
 	if c.big > 0 {
 		body, _ := json.Marshal(map[string]any{"query": string(big)})
-		if err := add(fmt.Sprintf("HTTP POST /v1/search, %s query", size(c.big)), "", func() error { return srv.search(ctx, body) }); err != nil {
+		if err := turns(timedCall{name: fmt.Sprintf("HTTP POST /v1/search, %s query", size(c.big)), call: func() error { return srv.search(ctx, body) }}); err != nil {
 			return err
 		}
 		m, err := c.mcp(ctx)
@@ -166,7 +161,7 @@ func run(ctx context.Context, c config, w io.Writer) error {
 			return err
 		}
 		defer m.stop()
-		if err := add(fmt.Sprintf("MCP memory_search, %s query", size(c.big)), "one `engram mcp` session", func() error { return m.search(string(big)) }); err != nil {
+		if err := turns(timedCall{name: fmt.Sprintf("MCP memory_search, %s query", size(c.big)), note: "one `engram mcp` session", call: func() error { return m.search(string(big)) }}); err != nil {
 			return err
 		}
 	}
@@ -184,7 +179,7 @@ func run(ctx context.Context, c config, w io.Writer) error {
 // it exits non-zero.
 func (c config) cli(ctx context.Context, daemon bool, stdin []byte, args ...string) error {
 	cmd := exec.CommandContext(ctx, c.engram, args...)
-	cmd.Env = append(os.Environ(), "ENGRAM_DB="+c.db, "ENGRAM_SCOPE="+c.scope, "ENGRAM_URL=")
+	cmd.Env = c.env()
 	if !daemon {
 		cmd.Env = append(cmd.Env, "ENGRAM_DAEMON=off")
 	}
@@ -197,6 +192,13 @@ func (c config) cli(ctx context.Context, daemon bool, stdin []byte, args ...stri
 		return fmt.Errorf("%s: %w: %s", strings.Join(args[:min(len(args), 3)], " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
+}
+
+// env is the environment of every engram process calltime starts: the
+// store and scope given, and no server URL that would send the calls
+// elsewhere.
+func (c config) env() []string {
+	return append(os.Environ(), "ENGRAM_DB="+c.db, "ENGRAM_SCOPE="+c.scope, "ENGRAM_URL=")
 }
 
 // hookInput is what Claude Code sends the user-prompt-submit hook.
@@ -233,7 +235,7 @@ func (c config) serve(ctx context.Context) (*server, error) {
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(ctx, c.engram, "serve", "--addr", addr)
-	cmd.Env = append(os.Environ(), "ENGRAM_DB="+c.db, "ENGRAM_SCOPE="+c.scope, "ENGRAM_URL=")
+	cmd.Env = c.env()
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("engram serve: %w", err)
@@ -296,7 +298,7 @@ type mcpSession struct {
 
 func (c config) mcp(ctx context.Context) (*mcpSession, error) {
 	cmd := exec.CommandContext(ctx, c.engram, "mcp")
-	cmd.Env = append(os.Environ(), "ENGRAM_DB="+c.db, "ENGRAM_SCOPE="+c.scope, "ENGRAM_URL=")
+	cmd.Env = c.env()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
