@@ -165,6 +165,10 @@ def main():
     ap.add_argument("--pool", type=int, default=50, help="candidates per leg before fusion (sqlite-vec+fts5)")
     ap.add_argument("--json", help="also write the report to this file")
     args = ap.parse_args()
+    names = args.engines.split(",")
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        sys.exit(f"peers: --engines: unknown {', '.join(unknown)}; want some of {', '.join(ENGINES)}")
     texts, vectors, queries = load(args.dir, args.size)
     dim = len(queries[0]["vector"])
     if any(len(v) != 4 * dim for v in vectors):
@@ -172,7 +176,7 @@ def main():
     for q in queries:
         q["blob"] = struct.pack(f"<{dim}f", *q["vector"])
     report = {"size": args.size, "dim": dim, "queries": len(queries), "limit": args.limit, "engines": {}}
-    for name in args.engines.split(","):
+    for name in names:
         eng = ENGINES[name](args.dir, texts, vectors, dim, args.limit, args.pool)
         row = {"ingest_s": eng["ingest_s"]}
         for mode, fn in eng["modes"].items():
