@@ -168,7 +168,7 @@ def main():
     names = args.engines.split(",")
     unknown = [n for n in names if n not in ENGINES]
     if unknown:
-        sys.exit(f"peers: --engines: unknown {', '.join(unknown)}; want some of {', '.join(ENGINES)}")
+        ap.error(f"--engines: unknown {', '.join(unknown)}; want some of {', '.join(ENGINES)}")
     texts, vectors, queries = load(args.dir, args.size)
     dim = len(queries[0]["vector"])
     if any(len(v) != 4 * dim for v in vectors):
