@@ -67,7 +67,16 @@ func (ix *Index) Verify() error {
 // snapshot and checked block by block as they are read (vector.Index.Corrupt),
 // have failed their checksum: the index must then be rebuilt from its source,
 // and what was read from it since the load not used. Safe under a read lock.
+// Every search asks, so the models are sorted (for the same answer each
+// time) only once one is found corrupt.
 func (ix *Index) Corrupt() error {
+	bad := false
+	for _, vi := range ix.vecs {
+		bad = bad || vi.Corrupt() != nil
+	}
+	if !bad {
+		return nil
+	}
 	for _, model := range slices.Sorted(maps.Keys(ix.vecs)) {
 		if err := ix.vecs[model].Corrupt(); err != nil {
 			return fmt.Errorf("model %q: %w", model, err)
