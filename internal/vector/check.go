@@ -12,8 +12,10 @@ package vector
 // matrix's own section is mapped and never read at load: a row is checked
 // the first time anything reads it or writes over it, by reading its block
 // from the file (pread, as rescoring does: file.go) and comparing the sum.
-// Anything that copies or writes out the whole matrix (growing it off the
-// mapping, a new snapshot) checks every block still pending first.
+// When the matrix has moved off its mapping (grown past its room, or
+// reserved anew), every block still pending is checked before the mapping
+// is let go (releaseMoved), reading the file as it still holds the bytes
+// copied; a new snapshot checks them all before it writes any.
 //
 // A block that fails marks the index corrupt (Corrupt): what a search
 // returned from it is then not to be used, and the owner rebuilds the index
@@ -155,8 +157,8 @@ var blockBufs = sync.Pool{New: func() any { return new([checkBlock]byte) }}
 
 func (p *pending) fail(b int) { p.bad.CompareAndSwap(0, int64(b)+1) }
 
-// settle checks every block not checked yet: before the matrix is copied
-// off its mapping or written out whole.
+// settle checks every block not checked yet: before the mapping the matrix
+// moved off is let go, or the matrix is written out whole.
 func (ix *Index) settle() {
 	p := ix.check
 	if p == nil || p.left.Load() == 0 {
@@ -190,12 +192,4 @@ func (ix *Index) Corrupt() error {
 func (ix *Index) Settle() error {
 	ix.settle()
 	return ix.Corrupt()
-}
-
-// beforeAppend settles the matrix when appending a row would move it off
-// its mapping.
-func (ix *Index) beforeAppend() {
-	if len(ix.data)+ix.dim > cap(ix.data) {
-		ix.settle()
-	}
 }

@@ -50,6 +50,9 @@ func offHeap[T float32 | int8 | byte](ix *Index, capacity, need int) []T {
 // heap, or reserved anew); the caller holds the write lock, so no search
 // still reads them.
 func (ix *Index) releaseMoved() {
+	if p := ix.check; p != nil && unsafe.SliceData(ix.data) != p.base {
+		ix.settle() // the float32 rows moved: check the copied ones while the file is open (check.go)
+	}
 	if len(ix.maps) == 0 && len(ix.anon) == 0 {
 		return
 	}

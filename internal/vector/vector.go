@@ -119,7 +119,6 @@ func (ix *Index) Set(doc uint32, v []float32) error {
 	}
 	n := len(ix.data)
 	ix.change(len(ix.rowDoc))
-	ix.beforeAppend()
 	ix.data = append(ix.data, v...) // grows amortised; overwritten below
 	if !normalizeInto(ix.data[n:], v) {
 		ix.data = ix.data[:n]
@@ -242,7 +241,6 @@ func (ix *Index) Reserve(n int) {
 	}
 	rows := len(ix.rowDoc) + n
 	if cap(ix.data) < rows*ix.dim {
-		ix.settle()  // the matrix moves: check what it held first
 		room := rows // the rows, or as many again off the heap
 		if rows*ix.dim*4 >= offHeapMin {
 			room = 2*rows + 1024
@@ -326,7 +324,6 @@ func (ix *Index) SetRow(doc uint32, r *Row) error {
 	}
 	ix.Remove(doc)
 	ix.change(len(ix.rowDoc))
-	ix.beforeAppend()
 	ix.data = append(ix.data, r.unit...)
 	ix.codes = append(ix.codes, r.codes...)
 	ix.qscale = append(ix.qscale, r.scale)
