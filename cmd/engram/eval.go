@@ -211,6 +211,15 @@ func (f *evalFlags) dataDir() string {
 	return filepath.Join("..", "shared", "data")
 }
 
+// skippedAll is the usage error naming --locomo-skip when err says it left
+// no conversation of the file, and nil otherwise.
+func (f *evalFlags) skippedAll(err error) error {
+	if errors.Is(err, eval.ErrSkippedAll) {
+		return usagef("eval: --locomo-skip %d: %v", f.skip, err)
+	}
+	return nil
+}
+
 // load finds and loads the data set. A missing or malformed file is the
 // caller's to fix: a usage error.
 func (f *evalFlags) load() (*eval.Dataset, error) {
@@ -238,8 +247,8 @@ func (f *evalFlags) load() (*eval.Dataset, error) {
 		}
 		ds, err = eval.LoadBEIR(dir, f.split)
 	}
-	if errors.Is(err, eval.ErrSkippedAll) {
-		return nil, usagef("eval: --locomo-skip %d: %v", f.skip, err)
+	if err := f.skippedAll(err); err != nil {
+		return nil, err
 	}
 	if err != nil {
 		return nil, usagef("eval: %v", err)

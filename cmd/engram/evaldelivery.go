@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -57,8 +56,8 @@ func (e *env) runDeliveryEval(cmd *cobra.Command, f evalFlags) error {
 	start := time.Now()
 	lc, err := eval.LoadLoCoMo(filepath.Join(root, "locomo", "locomo-dev.json"),
 		eval.LoCoMoOptions{Level: eval.LevelTurn, WithSpeaker: true, Conversations: f.conversations, Skip: f.skip})
-	if errors.Is(err, eval.ErrSkippedAll) {
-		return usagef("eval: --locomo-skip %d: %v", f.skip, err)
+	if err := f.skippedAll(err); err != nil {
+		return err
 	}
 	if err != nil {
 		return usagef("eval: %v (set --data or $ENGRAM_DATA)", err)
