@@ -37,6 +37,8 @@ func TestIngest(t *testing.T) {
 		t.Skip("set ENGRAM_WEAVIATE_INGEST=100000 to measure")
 	}
 	const dim, perPut = 384, 1000
+	// The URL's parameters as ParseURL reads them (the host is the test
+	// server's, not this one); zero fields keep the defaults.
 	var params Config
 	if p := os.Getenv("ENGRAM_WEAVIATE_INGEST_URL_PARAMS"); p != "" {
 		var err error
@@ -46,10 +48,7 @@ func TestIngest(t *testing.T) {
 	}
 	s := openTest(t, func(c *Config) {
 		c.Timeout = time.Minute
-		c.VectorIndex, c.EfConstruction, c.MaxConnections = params.VectorIndex, params.EfConstruction, params.MaxConnections
-		if params.BatchSize != DefaultBatchSize {
-			c.BatchSize = params.BatchSize
-		}
+		c.VectorIndex, c.EfConstruction, c.MaxConnections, c.BatchSize = params.VectorIndex, params.EfConstruction, params.MaxConnections, params.BatchSize
 	})
 	t.Cleanup(func() { s.Drop(ctxT(t)) })
 	corpus := synth.New(synth.Config{Seed: 1, Dim: dim})
