@@ -15,6 +15,7 @@ import (
 
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/backend"
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/embed/glove"
@@ -82,7 +83,9 @@ const (
 	gloveWeight = 0.1
 )
 
-func evalModes(model string) []evalMode {
+// evalModes are the ways TestEval searches; db is the engine opened on the
+// corpus's class (the whole of Engram: DB.Search).
+func evalModes(model string, db func() *engram.DB) []evalMode {
 	ids := func(hits []Hit) []string {
 		out := make([]string, len(hits))
 		for i, h := range hits {
@@ -173,6 +176,8 @@ func evalModes(model string) []evalMode {
 		{"native-rrf", native(FusionRRF, false)},
 		{"native-rrf + explain legs", native(FusionRRF, true)},
 		{"seam native (Hybrid+Complete)", seamNative(model)},
+		{"engine hybrid (DB.Search)", engineSearch(db, "")},
+		{"engine native (DB.Search)", engineSearch(db, "native")},
 		{"direct gRPC bm25", direct(func(s *Store, q string, _ []float32, r *pb.SearchRequest) {
 			props, _ := s.searchProperties(nil)
 			r.Bm25Search = &pb.BM25{Query: s.keywordQuery(q), Properties: props}
@@ -222,6 +227,26 @@ func seamNative(model string) func(context.Context, *Store, string, []float32, i
 	}
 }
 
+// engineSearch is a search through the whole engine as an agent makes it
+// (DB.Search with the store's defaults, the query embedded by the engine,
+// no use recorded), with fusion if not "".
+func engineSearch(db func() *engram.DB, fusion string) func(context.Context, *Store, string, []float32, int) ([]string, error) {
+	return func(ctx context.Context, _ *Store, q string, qv []float32, limit int) ([]string, error) {
+		if qv == nil {
+			return nil, nil
+		}
+		res, err := db().Search(ctx, engram.Query{Query: q, Limit: limit, Fusion: fusion, NoRecord: true})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, len(res.Results))
+		for i, r := range res.Results {
+			out[i] = r.ID
+		}
+		return out, nil
+	}
+}
+
 // direct is a search sent straight to Weaviate: one gRPC Search of the
 // store's class that set fills in, returning the memories' properties, and
 // nothing of Engram's in between but the reading of their ids.
@@ -258,7 +283,8 @@ type modeStats struct {
 func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 	ctx := context.Background()
 	var err error
-	modes := evalModes(emb.Model())
+	var db *engram.DB
+	modes := evalModes(emb.Model(), func() *engram.DB { return db })
 	stats := make([]modeStats, len(modes))
 	for i := range stats {
 		stats[i].sum = eval.Metrics{}
@@ -320,6 +346,13 @@ func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 		putDur += time.Since(t1)
 		ingestDocs += len(docs)
 
+		loc := fmt.Sprintf("weaviate://%s?class=%s&grpc=%d&timeout=1m", strings.TrimPrefix(base, "http://"), class, weaviatetest.GRPCPort(t, base))
+		if index != "" {
+			loc += "&index=" + index
+		}
+		if db, err = engram.Open(ctx, loc, engram.Options{Embedder: emb}); err != nil {
+			t.Fatal(err)
+		}
 		qvecs := make([][]float32, len(c.Cases))
 		for i, cs := range c.Cases {
 			v, err := emb.Embed(ctx, []string{cs.Text})
@@ -341,6 +374,9 @@ func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 				}
 				stats[mi].n++
 			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
 		}
 		if keep == "" || !last {
 			s.Drop(ctx)

@@ -77,7 +77,7 @@ func TestShardedKeywordEval(t *testing.T) {
 		qvecs[i] = v[0]
 	}
 	var modes []evalMode
-	for _, m := range evalModes(emb.Model()) {
+	for _, m := range evalModes(emb.Model(), nil) {
 		switch m.name {
 		case "bm25", "vector", "hybrid-rsf (Engram fusion)", "native-rsf":
 			modes = append(modes, m)
