@@ -143,41 +143,58 @@ func (s *Store) count(ctx context.Context, tenant string, filter *pb.Filters) (i
 }
 
 // termStats is a tenant's memory count and the number holding each of terms,
-// from the store's termCache where it has them (termstats.go), else counted
-// by countTerms.
+// from the store's termCache where it has them (termstats.go), else found by
+// countTerms.
 func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (int, map[string]int, error) {
 	uniq := slices.Compact(slices.Sorted(slices.Values(terms)))
-	return s.termCounts.stats(ctx, tenant, uniq, time.Now(), func(ctx context.Context, all bool, terms []string) (int, map[string]int, error) {
-		return s.countTerms(ctx, tenant, all, terms)
+	return s.termCounts.stats(ctx, tenant, uniq, time.Now(), func(ctx context.Context, n int, terms []string) (int, map[string]int, error) {
+		return s.countTerms(ctx, tenant, n, terms)
 	})
 }
 
-// countTerms counts the tenant's memories holding each of terms (distinct)
-// and, when all is true, all its memories: one gRPC Aggregate each,
-// termsInFlight at once (Weaviate resolves the aliases of one GraphQL
-// Aggregate one after the other).
-func (s *Store) countTerms(ctx context.Context, tenant string, all bool, terms []string) (int, map[string]int, error) {
-	first := 1 // counts[0]: every memory, when all
-	if all {
-		first = 0
+// countTerms finds how many of the tenant's n memories hold each of terms
+// (distinct), counting n too when it is negative: each term's probe
+// (termdf.go) and that count at once, termsInFlight requests at a time,
+// then a filtered count (gRPC Aggregate) of each term its probe could not
+// tell.
+func (s *Store) countTerms(ctx context.Context, tenant string, n int, terms []string) (int, map[string]int, error) {
+	jobs := len(terms)
+	if n < 0 {
+		jobs++ // the last: n
 	}
-	counts := make([]int, len(terms)+1)
-	err := eachParallel(ctx, len(counts)-first, termsInFlight, func(ctx context.Context, i int) error {
-		i += first
-		var filter *pb.Filters
-		if i > 0 {
-			filter = textClause(pTerms, "Equal", terms[i-1]).proto()
-		}
+	hits := make([][]probeHit, len(terms))
+	err := eachParallel(ctx, jobs, termsInFlight, func(ctx context.Context, i int) error {
 		var err error
-		counts[i], err = s.count(ctx, tenant, filter)
+		if i == len(terms) {
+			n, err = s.count(ctx, tenant, nil)
+		} else {
+			hits[i], err = s.probe(ctx, tenant, terms[i])
+		}
 		return err
 	})
 	if err != nil {
 		return 0, nil, err
 	}
 	df := make(map[string]int, len(terms))
+	var left []string
 	for i, t := range terms {
-		df[t] = counts[i+1]
+		if f, ok := dfFromProbe(hits[i], n, s.cfg.K1, s.cfg.B); ok {
+			df[t] = f
+		} else {
+			left = append(left, t)
+		}
 	}
-	return counts[0], df, nil
+	counts := make([]int, len(left))
+	err = eachParallel(ctx, len(left), termsInFlight, func(ctx context.Context, i int) error {
+		var err error
+		counts[i], err = s.count(ctx, tenant, textClause(pTerms, "Equal", left[i]).proto())
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	for i, t := range left {
+		df[t] = counts[i]
+	}
+	return n, df, nil
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // The keyword relevance bound needs a tenant's memory count and each query
-// term's document frequency: one gRPC Aggregate each (termStats), run beside
-// every keyword or hybrid search. A termCache keeps what was counted, per
+// term's document frequency: one gRPC search (a probe, termdf.go) or
+// Aggregate each (termStats), run beside every keyword or hybrid search. A
+// termCache keeps what was counted, per
 // tenant, so that a term an agent searches again (its project's names, the
 // words of its domain) is not counted again:
 //
@@ -67,10 +68,10 @@ func (c *termCache) invalidateAll() {
 
 // stats is the tenant's memory count and the document frequency of each of
 // terms (distinct), from the cache where it is fresh at now, else from
-// fetch, which counts the given terms and, when all is true, the tenant's
-// memories too.
+// fetch, which finds the given terms' among the tenant's n memories (n
+// negative: it counts them too) and returns n with them.
 func (c *termCache) stats(ctx context.Context, tenant string, terms []string, now time.Time,
-	fetch func(ctx context.Context, all bool, terms []string) (int, map[string]int, error)) (int, map[string]int, error) {
+	fetch func(ctx context.Context, n int, terms []string) (int, map[string]int, error)) (int, map[string]int, error) {
 	c.mu.Lock()
 	gen, epoch := c.gens[tenant], c.epoch
 	e := c.tenants[tenant]
@@ -97,7 +98,11 @@ func (c *termCache) stats(ctx context.Context, tenant string, terms []string, no
 	if e != nil && len(missing) == 0 {
 		return n, df, nil
 	}
-	got, gotDF, err := fetch(ctx, e == nil, missing)
+	known := -1
+	if e != nil {
+		known = n
+	}
+	got, gotDF, err := fetch(ctx, known, missing)
 	if err != nil {
 		return 0, nil, err
 	}

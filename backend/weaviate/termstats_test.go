@@ -21,15 +21,14 @@ type fakeCounts struct {
 	fail  error
 }
 
-func (f *fakeCounts) fetch(tenant string) func(context.Context, bool, []string) (int, map[string]int, error) {
-	return func(_ context.Context, all bool, terms []string) (int, map[string]int, error) {
+func (f *fakeCounts) fetch(tenant string) func(context.Context, int, []string) (int, map[string]int, error) {
+	return func(_ context.Context, n int, terms []string) (int, map[string]int, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.fail != nil {
 			return 0, nil, f.fail
 		}
-		n := 0
-		if all {
+		if n < 0 {
 			f.asked = append(f.asked, tenant+":all")
 			n = f.n[tenant]
 		}
@@ -139,7 +138,7 @@ func TestTermCacheWriteDuringFetch(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	var c termCache
 	calls := 0
-	fetch := func(_ context.Context, all bool, terms []string) (int, map[string]int, error) {
+	fetch := func(_ context.Context, _ int, terms []string) (int, map[string]int, error) {
 		calls++
 		if calls == 1 {
 			c.invalidate([]string{"a"}) // a write starts while the counts travel
@@ -188,7 +187,7 @@ func TestTermCacheConcurrent(t *testing.T) {
 					c.invalidate([]string{tenant})
 				}
 				terms := []string{"x", fmt.Sprint("w", i%40)}
-				n, df, err := c.stats(ctx, tenant, terms, time.Now(), func(_ context.Context, all bool, terms []string) (int, map[string]int, error) {
+				n, df, err := c.stats(ctx, tenant, terms, time.Now(), func(_ context.Context, _ int, terms []string) (int, map[string]int, error) {
 					df := map[string]int{}
 					for _, t := range terms {
 						df[t] = base + len(t)
