@@ -163,11 +163,14 @@ func (s *Store) countTerms(ctx context.Context, tenant string, n int, terms []st
 		jobs++ // the last: n
 	}
 	hits := make([][]probeHit, len(terms))
+	// A class split into shards keeps statistics per shard, and a probe's
+	// hits may all come from one: its idf is not the class's. Count there.
+	probe := s.cfg.Shards <= 1
 	err := eachParallel(ctx, jobs, termsInFlight, func(ctx context.Context, i int) error {
 		var err error
 		if i == len(terms) {
 			n, err = s.count(ctx, tenant, nil)
-		} else {
+		} else if probe {
 			hits[i], err = s.probe(ctx, tenant, terms[i])
 		}
 		return err

@@ -26,9 +26,11 @@ import (
 //     memories gives df.
 //
 // The answer is kept only when the fit reproduces every hit's score and the
-// df it gives reproduces the idf (a class whose shards keep statistics of
-// their own fails it, as would a server that scores otherwise); else the
-// term is counted as before. TestTermDF checks both ways agree.
+// df it gives reproduces the idf (hits from shards with statistics of their
+// own fail it, as would a server that scores otherwise); else the term is
+// counted as before. A class split into shards is always counted: a probe's
+// hits may all come from one shard, whose idf is not the class's.
+// TestTermDF checks both ways agree.
 
 // probeDepth is how many hits a term's probe asks for: the most memories it
 // counts outright, and the equations of the fit (two unknowns).
