@@ -120,7 +120,8 @@ func (s *Store) byUUIDs(ctx context.Context, tenant string, uuids []string) ([]*
 	return s.decodeAll(objs, nil, false)
 }
 
-// termsInFlight bounds the concurrent counts of one termStats.
+// termsInFlight bounds the concurrent requests (probes, counts) of one
+// termStats.
 const termsInFlight = 8
 
 // count is how many objects of the tenant the filter (nil: all) admits, in
