@@ -49,6 +49,13 @@ type LegQuery struct {
 	// GetMany then reads: on SciFact, two 500-deep legs of full memories took
 	// 250 ms (median), lean legs and GetMany of the top 100 54 ms.
 	Lean bool
+
+	// uuids reads no property at all: each hit's Memory holds only its
+	// object's UUID (KeyID of its id and scope), as ID, and the filter is
+	// the server's alone. For the native hybrid's explain legs, which need a
+	// hit's rank and score only: Weaviate then reads no object (a 50-deep
+	// SciFact leg 1.2-1.9 ms against 3.3-4.6 lean).
+	uuids bool
 }
 
 // Hit is one leg result.
@@ -303,12 +310,23 @@ func rankedGet[H any](ctx context.Context, s *Store, q *LegQuery, set func(*pb.S
 		req := &pb.SearchRequest{Limit: uint32(q.K), Filters: filter}
 		set(req)
 		req.Properties, req.Metadata = selection(q.Lean, vectors, req.Metadata)
+		if q.uuids {
+			req.Properties = &pb.PropertiesRequest{}
+		}
 		objs, err := s.search(ctx, tenant, req)
 		if err != nil {
 			return err
 		}
 		for i := range objs {
 			var m *memory.Memory
+			if q.uuids {
+				h, err := hit(&objs[i], &memory.Memory{ID: objs[i].Additional.ID})
+				if err != nil {
+					return err
+				}
+				per[ti] = append(per[ti], h)
+				continue
+			}
 			if q.Lean {
 				m, err = objs[i].decodeLean()
 			} else {
@@ -442,7 +460,7 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 		hybErr          error
 	)
 	legQ.K = min(depth, MaxK)
-	legQ.WithVectors, legQ.Lean = false, true
+	legQ.WithVectors, legQ.uuids = false, true
 	// A leg of weight 0 does not run in Weaviate's call (alpha 0 or 1), so
 	// it is not explained either.
 	if q.Explain && q.BM25Weight > 0 {
@@ -462,7 +480,7 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 		if err := errors.Join(bmErr, vecErr); err != nil {
 			return nil, fmt.Errorf("explain legs: %w", err)
 		}
-		bm := make(map[string]Hit, len(bmHits))
+		bm := make(map[string]Hit, len(bmHits)) // by object UUID
 		for _, h := range bmHits {
 			bm[h.Memory.ID] = h
 		}
@@ -471,7 +489,7 @@ func (s *Store) Hybrid(ctx context.Context, q HybridQuery) ([]HybridHit, error) 
 			vec[h.Memory.ID] = h
 		}
 		for i := range hits {
-			id := hits[i].Memory.ID
+			id := KeyID(hits[i].Memory.ID, hits[i].Memory.Scope)
 			hits[i].BM25, hits[i].Vector = nil, nil
 			if h, ok := bm[id]; ok {
 				hits[i].BM25 = &memory.LegBM25{Rank: h.Rank, Score: h.Score}
