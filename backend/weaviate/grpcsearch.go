@@ -154,42 +154,84 @@ func (s *Store) termStats(ctx context.Context, tenant string, terms []string) (i
 }
 
 // countTerms finds how many of the tenant's n memories hold each of terms
-// (distinct), counting n too when it is negative: each term's probe
-// (termdf.go) and that count at once, termsInFlight requests at a time,
-// then a filtered count (gRPC Aggregate) of each term its probe could not
-// tell.
+// (distinct), counting n too when it is negative (termdf.go): first that
+// count and the probe of all terms at once (one term: its own probe), then
+// its own probe for each term the first could not tell, then a filtered
+// count (gRPC Aggregate) of each term no probe could tell; each round's
+// requests termsInFlight at a time. A class split into shards keeps
+// statistics per shard, and a probe's hits may all come from one: there
+// every term is counted.
 func (s *Store) countTerms(ctx context.Context, tenant string, n int, terms []string) (int, map[string]int, error) {
-	jobs := len(terms)
-	if n < 0 {
-		jobs++ // the last: n
-	}
-	hits := make([][]probeHit, len(terms))
-	// A class split into shards keeps statistics per shard, and a probe's
-	// hits may all come from one: its idf is not the class's. Count there.
 	probe := s.cfg.Shards <= 1
-	err := eachParallel(ctx, jobs, termsInFlight, func(ctx context.Context, i int) error {
-		var err error
-		if i == len(terms) {
+	df := make(map[string]int, len(terms))
+	var (
+		all  []multiHit // the probe of all terms
+		one  []probeHit // the probe of the only term
+		jobs []func(ctx context.Context) error
+	)
+	if n < 0 {
+		jobs = append(jobs, func(ctx context.Context) error {
+			var err error
 			n, err = s.count(ctx, tenant, nil)
-		} else if probe {
-			hits[i], err = s.probe(ctx, tenant, terms[i])
-		}
-		return err
-	})
-	if err != nil {
+			return err
+		})
+	}
+	switch {
+	case !probe || len(terms) == 0:
+	case len(terms) == 1:
+		jobs = append(jobs, func(ctx context.Context) error {
+			var err error
+			one, err = s.probe(ctx, tenant, terms[0])
+			return err
+		})
+	default:
+		jobs = append(jobs, func(ctx context.Context) error {
+			var err error
+			all, err = s.probeAll(ctx, tenant, terms)
+			return err
+		})
+	}
+	if err := eachParallel(ctx, len(jobs), termsInFlight, func(ctx context.Context, i int) error { return jobs[i](ctx) }); err != nil {
 		return 0, nil, err
 	}
-	df := make(map[string]int, len(terms))
-	var left []string
-	for i, t := range terms {
-		if f, ok := dfFromProbe(hits[i], n, s.cfg.K1, s.cfg.B); ok {
-			df[t] = f
-		} else {
-			left = append(left, t)
+	left := terms
+	switch {
+	case !probe:
+	case len(terms) == 1:
+		if f, ok := dfFromProbe(one, n, s.cfg.K1, s.cfg.B); ok {
+			df[terms[0]], left = f, nil
 		}
+	default:
+		dfs, ok := dfsFromProbe(all, terms, n, s.cfg.K1, s.cfg.B)
+		left = nil
+		for i, t := range terms {
+			if ok[i] {
+				df[t] = dfs[i]
+			} else {
+				left = append(left, t)
+			}
+		}
+		hits := make([][]probeHit, len(left))
+		err := eachParallel(ctx, len(left), termsInFlight, func(ctx context.Context, i int) error {
+			var err error
+			hits[i], err = s.probe(ctx, tenant, left[i])
+			return err
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		var still []string
+		for i, t := range left {
+			if f, ok := dfFromProbe(hits[i], n, s.cfg.K1, s.cfg.B); ok {
+				df[t] = f
+			} else {
+				still = append(still, t)
+			}
+		}
+		left = still
 	}
 	counts := make([]int, len(left))
-	err = eachParallel(ctx, len(left), termsInFlight, func(ctx context.Context, i int) error {
+	err := eachParallel(ctx, len(left), termsInFlight, func(ctx context.Context, i int) error {
 		var err error
 		counts[i], err = s.count(ctx, tenant, textClause(pTerms, "Equal", left[i]).proto())
 		return err

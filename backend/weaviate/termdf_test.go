@@ -3,6 +3,7 @@ package weaviate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +57,70 @@ func TestSolveIDF(t *testing.T) {
 				t.Fatalf("idf %v (%v), want %v", idf, ok, tc.want)
 			}
 		})
+	}
+}
+
+func TestSolveIDFs(t *testing.T) {
+	const k1, b, avgdl = 1.2, 0.75, 120.0
+	idfs := []float64{0.7, 2.3, 5.1, 0} // the last term held by no hit
+	// hits: every pattern of the first three terms, lengths varied
+	var hits []multiHit
+	for i := range 24 {
+		h := multiHit{dl: float64(40 + (i*37)%200), tf: make([]float64, len(idfs))}
+		for tm := range 3 {
+			if (i+tm)%3 != 0 || i%5 == tm {
+				h.tf[tm] = float64(1 + (i+2*tm)%4)
+			}
+		}
+		for tm, f := range h.tf {
+			if f > 0 {
+				h.score += score(idfs[tm], f, h.dl, avgdl, k1, b)
+			}
+		}
+		h.score = float64(float32(h.score))
+		hits = append(hits, h)
+	}
+	got, ok := solveIDFs(hits, len(idfs), k1, b)
+	if !ok {
+		t.Fatal("not solved")
+	}
+	for i, want := range idfs {
+		if math.Abs(got[i]-want) > 1e-5*max(want, 1) {
+			t.Errorf("idf %d = %v, want %v", i, got[i], want)
+		}
+	}
+	spoilt := slices.Clone(hits)
+	spoilt[5].score *= 1.01
+	if _, ok := solveIDFs(spoilt, len(idfs), k1, b); ok {
+		t.Error("solved hits with a score 1% off")
+	}
+	if _, ok := solveIDFs(hits[:3], len(idfs), k1, b); ok {
+		t.Error("solved three hits for three idfs and avgdl")
+	}
+	alike := make([]multiHit, 6) // two terms always together, alike: not separable
+	for i := range alike {
+		alike[i] = multiHit{dl: float64(50 + i*10), tf: []float64{2, 2}}
+		alike[i].score = score(1, 2, alike[i].dl, avgdl, k1, b) + score(3, 2, alike[i].dl, avgdl, k1, b)
+	}
+	if _, ok := solveIDFs(alike, 2, k1, b); ok {
+		t.Error("solved two terms that always come together alike")
+	}
+}
+
+func TestParseMulti(t *testing.T) {
+	terms := []string{"d", "cancer", "vitamin"}
+	h, ok := parseMulti(terms, "9.06", ", BM25F_cancer_propLength:165, BM25F_vitamin_frequency:10, BM25F_vitamin_propLength:165, BM25F_cancer_frequency:1")
+	if !ok || h.score != 9.06 || h.dl != 165 || !slices.Equal(h.tf, []float64{0, 1, 10}) {
+		t.Errorf("got %+v %v", h, ok)
+	}
+	for _, explain := range []string{
+		", BM25F_cancer_frequency:1, BM25F_cancer_propLength:165, BM25F_d_frequency:2, BM25F_d_propLength:166", // lengths differ
+		", BM25F_cancer_frequency:1", // no length
+		"",                           // no term
+	} {
+		if h, ok := parseMulti(terms, "1", explain); ok {
+			t.Errorf("%q: accepted %+v", explain, h)
+		}
 	}
 }
 
@@ -187,6 +252,25 @@ func TestTermDF(t *testing.T) {
 			}
 			if want["kestrel"] != 30 || want["heron"] != 4 || want["wren"] != 1 || want["absent"] != 0 {
 				t.Fatalf("counts %v: the fixture is not what it says", want)
+			}
+			// The probe of all terms: by the fit (more hits than it asks
+			// for), and outright for rare terms alone (fewer).
+			for _, set := range [][]string{terms, {"heron", "plover", "wren", "absent"}} {
+				hits, err := s.probeAll(ctx, tenant, set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exhaustive := len(hits) < multiLimit(len(set))
+				dfs, ok := dfsFromProbe(hits, set, n, s.cfg.K1, s.cfg.B)
+				for i, term := range set {
+					held := want[term] > 0
+					if (held || exhaustive) && (!ok[i] || dfs[i] != want[term]) {
+						t.Errorf("probe of %v (%d hits): %s is %d (%v), count %d", set, len(hits), term, dfs[i], ok[i], want[term])
+					}
+				}
+				if exhaustive != (len(set) == 4) {
+					t.Errorf("probe of %v: %d hits, exhaustive %v", set, len(hits), exhaustive)
+				}
 			}
 			gotN, got, err := s.countTerms(ctx, tenant, -1, terms)
 			if err != nil || gotN != n {
