@@ -13,10 +13,13 @@ import (
 // (Backend.bound), is the number of a tenant's memories whose terms hold it.
 // Counting them with a filtered Aggregate costs Weaviate a read of every such
 // object (about 3 µs each: 7.5 ms for a term in half of SciFact's 5,183
-// abstracts, and it grows with the store), so countTerms reads it instead from
-// one BM25 search of the term alone (probe) over the terms property, probeDepth
-// deep, with each hit's score and explanation (the term's frequency in the
-// hit and the property's length there), whatever the term's frequency:
+// abstracts, and it grows with the store), so countTerms reads it instead
+// from BM25 searches that read no object: first one of all the terms a
+// search has not seen yet (probeAll, below), then, for each term that one
+// could not tell, a search of the term alone (probe) over the terms
+// property, probeDepth deep, with each hit's score and explanation (the
+// term's frequency in the hit and the property's length there), whatever
+// the term's frequency:
 //
 //   - fewer hits than probeDepth: they are all the memories holding it;
 //   - otherwise Weaviate's scores, s = idf·tf/(tf + k1·(1 − b + b·dl/avgdl))
