@@ -3,11 +3,11 @@ package weaviate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
+	"google.golang.org/grpc"
 
 	"github.com/engram-memory/engram/memory"
 )
@@ -82,16 +82,14 @@ func selection(lean bool, vectors []string, meta *pb.MetadataRequest) (*pb.Prope
 }
 
 // search runs one gRPC Search in a tenant of the class, with the store's
-// consistency level, and reads each result's fields. A missing tenant reads
-// as empty.
+// consistency level, and reads each result's fields straight from the
+// answer's bytes (grpcwire.go). A missing tenant reads as empty.
 func (s *Store) search(ctx context.Context, tenant string, req *pb.SearchRequest) ([]fields, error) {
 	req.Collection, req.Tenant, req.ConsistencyLevel = s.cfg.Class, tenant, consistency(s.cfg.Consistency)
 	req.Uses_123Api, req.Uses_125Api, req.Uses_127Api = true, true, true
-	var reply *pb.SearchReply
-	err := s.c.rpc.call(ctx, "search", func(ctx context.Context, api pb.WeaviateClient) error {
-		var err error
-		reply, err = api.Search(ctx, req)
-		return err
+	var ans searchAnswer
+	err := s.c.rpc.call(ctx, "search", func(ctx context.Context, _ pb.WeaviateClient) error {
+		return s.c.rpc.conn.Invoke(ctx, pb.Weaviate_Search_FullMethodName, req, &ans, grpc.ForceCodecV2(wireCodec{}))
 	})
 	if errors.Is(err, errTenantNotFound) {
 		return nil, nil
@@ -99,13 +97,7 @@ func (s *Store) search(ctx context.Context, tenant string, req *pb.SearchRequest
 	if err != nil {
 		return nil, err
 	}
-	out := make([]fields, len(reply.GetResults()))
-	for i, r := range reply.GetResults() {
-		if out[i], err = fieldsOf(r); err != nil {
-			return nil, fmt.Errorf("weaviate gRPC search: %w", err)
-		}
-	}
-	return out, nil
+	return ans.objs, nil
 }
 
 // byUUIDs reads the memories (vectors left out) with these object UUIDs in
