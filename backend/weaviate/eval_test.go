@@ -36,7 +36,9 @@ import (
 // Engram defaults to for it (0.1, rsf). ENGRAM_WEAVIATE_EVAL_INDEX=flat
 // measures the exact vector index instead of HNSW; ENGRAM_WEAVIATE_EVAL_LIMIT
 // sets the results asked of each search (default 100, as engram eval);
-// ENGRAM_WEAVIATE_EVAL_KEEP=Name keeps the last corpus in class Name. The
+// ENGRAM_WEAVIATE_EVAL_KEEP=Name keeps the last corpus in class Name;
+// ENGRAM_WEAVIATE_EVAL_MODES=prefix,prefix runs only the modes whose names
+// start so (two modes alone, in turns, time steadier than all). The
 // "direct gRPC" modes send the same searches straight to Weaviate (one
 // Search call, no Engram in between): the transport's overhead is each
 // mode's time over its direct twin's.
@@ -274,6 +276,23 @@ func direct(set func(s *Store, q string, qv []float32, r *pb.SearchRequest)) fun
 	}
 }
 
+// pickModes keeps the modes whose names start with one of prefixes, in
+// their order; a prefix that names none fails the test.
+func pickModes(t *testing.T, modes []evalMode, prefixes []string) []evalMode {
+	var out []evalMode
+	for _, p := range prefixes {
+		if !slices.ContainsFunc(modes, func(m evalMode) bool { return strings.HasPrefix(m.name, p) }) {
+			t.Fatalf("ENGRAM_WEAVIATE_EVAL_MODES: no mode starts with %q", p)
+		}
+	}
+	for _, m := range modes {
+		if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(m.name, p) }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 type modeStats struct {
 	sum   eval.Metrics
 	n     int
@@ -285,6 +304,9 @@ func runEval(t *testing.T, base string, ds *eval.Dataset, emb embed.Embedder) {
 	var err error
 	var db *engram.DB
 	modes := evalModes(emb.Model(), func() *engram.DB { return db })
+	if v := os.Getenv("ENGRAM_WEAVIATE_EVAL_MODES"); v != "" {
+		modes = pickModes(t, modes, strings.Split(v, ","))
+	}
 	stats := make([]modeStats, len(modes))
 	for i := range stats {
 		stats[i].sum = eval.Metrics{}

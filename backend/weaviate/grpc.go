@@ -72,6 +72,12 @@ func (r *rpc) dial() (pb.WeaviateClient, error) {
 	return r.api, r.err
 }
 
+// search sends one Search (once dial has succeeded) and reads its answer
+// into ans straight from the bytes (grpcwire.go).
+func (r *rpc) search(ctx context.Context, req *pb.SearchRequest, ans *searchAnswer) error {
+	return r.conn.Invoke(ctx, pb.Weaviate_Search_FullMethodName, req, ans, grpc.ForceCodecV2(wireCodec{}))
+}
+
 func (r *rpc) close() {
 	if r.conn != nil {
 		r.conn.Close()

@@ -225,7 +225,7 @@ func TestGRPCDecodeRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := decodeReply(data); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := decodeReply(data); err == nil || !strings.Contains(err.Error(), "result 1: object ") || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: got %v", name, err)
 		}
 		if _, err := fieldsOfProto(r); err == nil || !strings.Contains(err.Error(), name) {

@@ -33,35 +33,15 @@ const (
 	kindText   valueKind = 13
 )
 
+// kindNames name the kinds in errors.
+var kindNames = [...]string{kindNone: "empty", kindNumber: "number", kindBool: "boolean", kindObject: "object",
+	kindList: "list", kindDate: "date", kindUUID: "uuid", kindInt: "int", kindGeo: "geo coordinates",
+	kindBlob: "blob", kindPhone: "phone number", kindNull: "null", kindText: "text"}
+
 // String names the kind in errors.
 func (k valueKind) String() string {
-	switch k {
-	case kindNone:
-		return "empty"
-	case kindNumber:
-		return "number"
-	case kindBool:
-		return "boolean"
-	case kindObject:
-		return "object"
-	case kindList:
-		return "list"
-	case kindDate:
-		return "date"
-	case kindUUID:
-		return "uuid"
-	case kindInt:
-		return "int"
-	case kindGeo:
-		return "geo coordinates"
-	case kindBlob:
-		return "blob"
-	case kindPhone:
-		return "phone number"
-	case kindNull:
-		return "null"
-	case kindText:
-		return "text"
+	if k >= 0 && int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("kind %d", int(k))
 }
@@ -116,6 +96,9 @@ const (
 	slotFavorite
 	slots
 )
+
+// decodeResult keeps a bit per slot in a uint64.
+var _ [64 - slots]struct{}
 
 // slotOf is each property's slot; a property not here is not read.
 var slotOf = map[string]int{

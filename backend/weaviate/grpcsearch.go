@@ -7,7 +7,6 @@ import (
 	"time"
 
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
-	"google.golang.org/grpc"
 
 	"github.com/engram-memory/engram/memory"
 )
@@ -89,7 +88,7 @@ func (s *Store) search(ctx context.Context, tenant string, req *pb.SearchRequest
 	req.Uses_123Api, req.Uses_125Api, req.Uses_127Api = true, true, true
 	var ans searchAnswer
 	err := s.c.rpc.call(ctx, "search", func(ctx context.Context, _ pb.WeaviateClient) error {
-		return s.c.rpc.conn.Invoke(ctx, pb.Weaviate_Search_FullMethodName, req, &ans, grpc.ForceCodecV2(wireCodec{}))
+		return s.c.rpc.search(ctx, req, &ans)
 	})
 	if errors.Is(err, errTenantNotFound) {
 		return nil, nil

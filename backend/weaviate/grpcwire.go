@@ -24,7 +24,7 @@ import (
 // fields, with protobuf's rules for what it reads: a field of an
 // unexpected wire type is skipped, a scalar's last occurrence wins, a
 // message that occurs twice is merged, a map key's last entry wins, and a
-// string must be UTF-8. TestWireMatchesProto and FuzzWireDecode check it
+// string must be UTF-8. TestWireMatchesProto and FuzzGRPCDecode check it
 // against protobuf's own decoding (fieldsOfProto).
 
 // Field numbers of Weaviate v1.38.11's gRPC messages (search_get.proto,
@@ -127,13 +127,11 @@ func (r *reader) is(num protowire.Number, typ protowire.Type) bool {
 	return r.num == num && r.typ == typ
 }
 
-// errNotUTF8 is a string field that is not UTF-8, which protobuf refuses.
-var errNotUTF8 = errors.New("a string field is not valid UTF-8")
-
-// str is the field's bytes as a string, which must be UTF-8.
+// str is the field's bytes as a string, which must be UTF-8 (protobuf
+// refuses a string field that is not).
 func (r *reader) str() (string, error) {
 	if !utf8.Valid(r.val) {
-		return "", errNotUTF8
+		return "", fmt.Errorf("string field %d is not valid UTF-8", r.num)
 	}
 	return string(r.val), nil
 }
@@ -152,7 +150,7 @@ func decodeReply(b []byte) ([]fields, error) {
 		}
 		var f fields
 		if f, scratch, err = decodeResult(r.val, scratch[:0]); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("result %d: %w", len(out)+1, err)
 		}
 		out = append(out, f)
 	}
@@ -258,7 +256,8 @@ func decodeResult(b []byte, entries []entry) (fields, []entry, error) {
 		}
 		f.vectors[v.name] = vec
 	}
-	// A map key's last entry wins: each property is set from its last.
+	// A map key's last entry wins: each property is set from its last
+	// (seen has a bit per slot).
 	var seen uint64
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := &entries[i]
@@ -426,16 +425,17 @@ type searchAnswer struct{ objs []fields }
 // as a *searchAnswer is read by decodeReply.
 type wireCodec struct{}
 
+// protoCodec is gRPC's own protobuf codec, which the grpc package registers.
+var protoCodec = encoding.GetCodecV2("proto")
+
 func (wireCodec) Name() string { return "proto" }
 
-func (wireCodec) Marshal(v any) (grpcmem.BufferSlice, error) {
-	return encoding.GetCodecV2("proto").Marshal(v)
-}
+func (wireCodec) Marshal(v any) (grpcmem.BufferSlice, error) { return protoCodec.Marshal(v) }
 
 func (wireCodec) Unmarshal(data grpcmem.BufferSlice, v any) error {
 	a, ok := v.(*searchAnswer)
 	if !ok {
-		return encoding.GetCodecV2("proto").Unmarshal(data, v)
+		return protoCodec.Unmarshal(data, v)
 	}
 	buf := data.MaterializeToBuffer(grpcmem.DefaultBufferPool())
 	defer buf.Free()
