@@ -39,6 +39,10 @@ func TestParseURL(t *testing.T) {
 			want: Config{Endpoint: "http://h:1", Class: "Memory", EfConstruction: 64, MaxConnections: 16}},
 		{name: "ef_construction out of range", url: "weaviate://h:1?ef_construction=4", err: "ef_construction 4: want 8..1024"},
 		{name: "max_connections not a number", url: "weaviate://h:1?max_connections=many", err: `max_connections "many"`},
+		{name: "quantizer", url: "weaviate://h:1?quantizer=rq-8", want: Config{Endpoint: "http://h:1", Class: "Memory", Quantizer: "rq-8"}},
+		{name: "no quantizer on a flat index", url: "weaviate://h:1?index=flat&quantizer=none", want: Config{Endpoint: "http://h:1", Class: "Memory", VectorIndex: "flat", Quantizer: "none"}},
+		{name: "unknown quantizer", url: "weaviate://h:1?quantizer=pq", err: `quantizer "pq": want none, bq, rq-8 or rq-1`},
+		{name: "quantizer of a flat index", url: "weaviate://h:1?index=flat&quantizer=bq", err: "quantizer bq of a flat index"},
 		{name: "HNSW parameters of a flat index", url: "weaviate://h:1?index=flat&max_connections=16", err: "index \"flat\" has none"},
 		{name: "shards of a tenant class", url: "weaviate://h:1?shards=3&tenant=team", err: "a tenant is always one shard"},
 		{name: "bad tokenizer", url: "weaviate://h:1?tokenizer=trigram", err: "tokenizer"},
@@ -81,6 +85,7 @@ func TestParseURL(t *testing.T) {
 			check("BatchSize", got.BatchSize, w.BatchSize, w.BatchSize == 0)
 			check("EfConstruction", got.EfConstruction, w.EfConstruction, false)
 			check("MaxConnections", got.MaxConnections, w.MaxConnections, false)
+			check("Quantizer", got.Quantizer, w.Quantizer, false)
 			check("APIKey", got.APIKey, w.APIKey, false)
 		})
 	}

@@ -30,7 +30,8 @@ import (
 // vector leg's recall@10 against an exact scan of the same vectors, over 50
 // queries: what the index's build parameters trade for speed.
 // ENGRAM_WEAVIATE_INGEST_URL_PARAMS sets the store URL's parameters for the
-// run (ParseURL's: for example ef_construction=64&max_connections=16).
+// run (ParseURL's: for example ef_construction=64&max_connections=16 or
+// quantizer=bq).
 func TestIngest(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("ENGRAM_WEAVIATE_INGEST"))
 	if n <= 0 {
@@ -48,7 +49,7 @@ func TestIngest(t *testing.T) {
 	}
 	s := openTest(t, func(c *Config) {
 		c.Timeout = time.Minute
-		c.VectorIndex, c.EfConstruction, c.MaxConnections, c.BatchSize = params.VectorIndex, params.EfConstruction, params.MaxConnections, params.BatchSize
+		c.VectorIndex, c.EfConstruction, c.MaxConnections, c.Quantizer, c.BatchSize = params.VectorIndex, params.EfConstruction, params.MaxConnections, params.Quantizer, params.BatchSize
 	})
 	t.Cleanup(func() { s.Drop(ctxT(t)) })
 	corpus := synth.New(synth.Config{Seed: 1, Dim: dim})
@@ -117,8 +118,8 @@ func TestIngest(t *testing.T) {
 		}
 	}
 	slices.Sort(took)
-	t.Logf("vector leg recall@%d against an exact scan: %.3f, p50 %.2f ms (%d queries; index %s, ef_construction %d, max_connections %d; 0: Weaviate's)",
-		k, float64(found)/float64(queries*k), float64(took[len(took)/2].Microseconds())/1000, queries, s.cfg.VectorIndex, s.cfg.EfConstruction, s.cfg.MaxConnections)
+	t.Logf("vector leg recall@%d against an exact scan: %.3f, p50 %.2f ms (%d queries; index %s, ef_construction %d, max_connections %d, quantizer %q; 0 or none given: Weaviate's)",
+		k, float64(found)/float64(queries*k), float64(took[len(took)/2].Microseconds())/1000, queries, s.cfg.VectorIndex, s.cfg.EfConstruction, s.cfg.MaxConnections, s.cfg.Quantizer)
 }
 
 // unit returns v scaled to length 1.

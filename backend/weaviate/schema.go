@@ -152,6 +152,18 @@ func vectorConfig(c Config) map[string]any {
 	if c.MaxConnections != 0 {
 		ic["maxConnections"] = c.MaxConnections
 	}
+	switch c.Quantizer {
+	case QuantizerNone:
+		ic["skipDefaultQuantization"] = true
+	case QuantizerBQ:
+		ic["bq"] = map[string]any{"enabled": true}
+	case QuantizerRQ8, QuantizerRQ1:
+		bits := 8
+		if c.Quantizer == QuantizerRQ1 {
+			bits = 1
+		}
+		ic["rq"] = map[string]any{"enabled": true, "bits": bits}
+	}
 	return map[string]any{
 		"vectorizer":        map[string]any{"none": map[string]any{}},
 		"vectorIndexType":   c.VectorIndex,
