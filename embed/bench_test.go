@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -98,6 +99,31 @@ func BenchmarkOpenAIEmbed(b *testing.B) {
 				if _, err := e.Embed(context.Background(), in); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkScriptsUnread times Latin.Unread on a 1.5 KB English abstract
+// (the vector leg's hits on SciFact: it runs on each), the same with two
+// accented letters first, and Chinese text, against the loop it replaced:
+//
+//	go test -run '^$' -bench ScriptsUnread ./embed
+func BenchmarkScriptsUnread(b *testing.B) {
+	english := strings.Repeat("Cold-start latency of the first query comes from loading the embedding model; later queries reuse it. ", 15)
+	accented := "Déjà vu: " + english // not all ASCII: counted, until the rest cannot tip it
+	chinese := strings.Repeat("如何在 MySQL 中创建只读用户？配置反向代理的超时。", 20)
+	for _, c := range []struct{ name, text string }{{"english", english}, {"accented", accented}, {"chinese", chinese}} {
+		b.Run(c.name+"/fast", func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			for range b.N {
+				Latin.Unread(c.text)
+			}
+		})
+		b.Run(c.name+"/reference", func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			for range b.N {
+				unreadReference(Latin, c.text)
 			}
 		})
 	}

@@ -1,6 +1,9 @@
 package embed
 
-import "unicode"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // Reader is implemented by embedders whose model reads only some writing
 // systems: an English model reads the Latin script, and its vector of a
@@ -57,35 +60,60 @@ var scriptNames = []struct {
 	{"Latin", unicode.Latin, false},
 }
 
-// Unread implements Reader.
+// Unread implements Reader. It is called on every memory the vector leg
+// returns, so it is quick on the common cases: an ASCII text for a reader of
+// Latin is read without counting its letters; otherwise ASCII is read a byte
+// at a time, and the count stops as soon as the rest of the text cannot
+// outweigh what it has read (a character counts at most two letters and
+// takes at least three bytes when it does, so no byte left weighs more than
+// one letter). unreadReference in the tests is the plain loop it is checked
+// against.
 func (s Scripts) Unread(text string) string {
+	asciiRead := s.readsASCII()
+	if asciiRead && isASCII(text) {
+		return "" // every letter is one s reads
+	}
 	read, unread := 0, 0
 	var counts [16]int // per scriptNames entry, then "other" at len(scriptNames)
-	for _, r := range text {
-		if !unicode.IsLetter(r) {
-			continue
-		}
-		if r < 0x80 { // ASCII letters: the common case, Latin
-			if s.reads(unicode.Latin, r) {
+	for i := 0; i < len(text); {
+		if b := text[i]; b < utf8.RuneSelf {
+			i++
+			if c := b | 0x20; c < 'a' || c > 'z' {
+				continue
+			}
+			if asciiRead || s.reads(unicode.Latin, rune(b)) {
 				read++
+				// Only after a letter read: nothing else can make the rest
+				// unable to outweigh it.
+				if read-unread >= len(text)-i {
+					return ""
+				}
 			} else {
 				unread++
 				counts[len(scriptNames)-1]++
 			}
 			continue
 		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		i += n
+		if !unicode.IsLetter(r) {
+			continue
+		}
 		w, k := 1, len(scriptNames)
-		for i, sn := range scriptNames {
+		for j, sn := range scriptNames {
 			if unicode.Is(sn.table, r) {
 				if sn.dense {
 					w = 2
 				}
-				k = i
+				k = j
 				break
 			}
 		}
 		if s.reads(nil, r) {
 			read += w
+			if read-unread >= len(text)-i {
+				return ""
+			}
 		} else {
 			unread += w
 			counts[k] += w
@@ -104,6 +132,35 @@ func (s Scripts) Unread(text string) string {
 		return "other"
 	}
 	return scriptNames[best].name
+}
+
+// isASCII reports whether text is all ASCII, eight bytes at a time.
+func isASCII(text string) bool {
+	i := 0
+	for ; i+8 <= len(text); i += 8 {
+		w := uint64(text[i]) | uint64(text[i+1])<<8 | uint64(text[i+2])<<16 | uint64(text[i+3])<<24 |
+			uint64(text[i+4])<<32 | uint64(text[i+5])<<40 | uint64(text[i+6])<<48 | uint64(text[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// readsASCII reports whether s reads every ASCII letter: it holds the Latin
+// table itself. Otherwise each ASCII letter is looked up.
+func (s Scripts) readsASCII() bool {
+	for _, t := range s {
+		if t == unicode.Latin {
+			return true
+		}
+	}
+	return false
 }
 
 // reads reports whether r is in one of s's scripts; known is the script r

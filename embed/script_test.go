@@ -47,11 +47,92 @@ func TestUnreadEmbedder(t *testing.T) {
 	}
 }
 
+// unreadReference is Scripts.Unread as it was before its byte loop and
+// early stop: a plain loop over every rune, what TestUnreadMatchesReference
+// and FuzzScriptsUnread check it against.
+func unreadReference(s Scripts, text string) string {
+	read, unread := 0, 0
+	var counts [16]int
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		if r < 0x80 {
+			if s.reads(unicode.Latin, r) {
+				read++
+			} else {
+				unread++
+				counts[len(scriptNames)-1]++
+			}
+			continue
+		}
+		w, k := 1, len(scriptNames)
+		for i, sn := range scriptNames {
+			if unicode.Is(sn.table, r) {
+				if sn.dense {
+					w = 2
+				}
+				k = i
+				break
+			}
+		}
+		if s.reads(nil, r) {
+			read += w
+		} else {
+			unread += w
+			counts[k] += w
+		}
+	}
+	if unread <= read {
+		return ""
+	}
+	best := 0
+	for i := range len(scriptNames) + 1 {
+		if counts[i] > counts[best] {
+			best = i
+		}
+	}
+	if best == len(scriptNames) {
+		return "other"
+	}
+	return scriptNames[best].name
+}
+
+// readers are the Scripts the differential tests run: with Latin (the ASCII
+// path), with Han beside it, and without Latin (ASCII letters looked up).
+var readers = []Scripts{Latin, {unicode.Latin, unicode.Han}, {unicode.Han}, {unicode.Cyrillic, unicode.Greek}}
+
+// TestUnreadMatchesReference: the fast path and its early stop give the
+// plain loop's answer, on texts whose outcome turns late.
+func TestUnreadMatchesReference(t *testing.T) {
+	texts := []string{
+		"", "a", "中", "a中", "ab 中", "ab 中文", "ab 中文 c", "abc 中文",
+		strings.Repeat("x", 50) + strings.Repeat("中", 25),
+		strings.Repeat("x", 50) + strings.Repeat("中", 26),
+		strings.Repeat("中", 26) + strings.Repeat("x", 52),
+		strings.Repeat("é", 10) + strings.Repeat("д", 11),
+		"SEAMLESS_DATA_DIR 如何在 MySQL 中创建只读用户？",
+		"\xff\xfe abc \xc3", "Ωmega δelta", "seven77", "eight888", "exactly sixteen!", "sixteen bytes + é", "fifteen bytes é", strings.Repeat("데이터 ", 30) + strings.Repeat("data ", 30),
+	}
+	for i, s := range readers {
+		for _, text := range texts {
+			if got, want := s.Unread(text), unreadReference(s, text); got != want {
+				t.Errorf("readers[%d]: Unread(%q) = %q, the reference %q", i, text, got, want)
+			}
+		}
+	}
+}
+
 func FuzzScriptsUnread(f *testing.F) {
-	for _, s := range []string{"", "abc", "如何在 MySQL", "\xff\xfe", strings.Repeat("데", 100)} {
+	for _, s := range []string{"", "abc", "如何在 MySQL", "\xff\xfe", strings.Repeat("데", 100), "ab 中文", "Ωδ abc"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
+		for i, s := range readers {
+			if got, want := s.Unread(text), unreadReference(s, text); got != want {
+				t.Fatalf("readers[%d]: Unread(%q) = %q, the reference %q", i, text, got, want)
+			}
+		}
 		got := Latin.Unread(text)
 		if got != "" && got != "other" && got != "Latin" {
 			for _, sn := range scriptNames {
