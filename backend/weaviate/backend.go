@@ -1,9 +1,11 @@
 package weaviate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -28,9 +30,17 @@ type Backend struct {
 	// never interleave on one memory.
 	rmw sync.Mutex
 
-	modelsMu sync.Mutex
-	models   map[string]backend.ModelInfo // nil: not known
-	modelsAt time.Time
+	modelsMu   sync.Mutex
+	models     map[string]backend.ModelInfo // nil: not known
+	modelsAt   time.Time                    // when models was counted
+	modelsGen  uint64                       // bumped by each write of this process
+	refreshing bool                         // a background count is running
+	bg         sync.WaitGroup               // the background count, waited for by Close
+	// ttl and maxStale replace modelsTTL and modelsMaxStale where set, and
+	// recounted, where set, runs between a background count and its keeping
+	// (tests).
+	ttl, maxStale time.Duration
+	recounted     func()
 }
 
 var (
@@ -49,7 +59,14 @@ var (
 
 // modelsTTL is how long Models trusts what it last counted when this process
 // has not written since: other processes' new vectors are seen within it.
-const modelsTTL = time.Second
+// Up to modelsMaxStale, an older count is still answered while a new one is
+// made in the background. The count is an aggregate over every memory (16 ms
+// at 5,000 and 54 ms at 10,000 on one node here), and every search asks for
+// it: an agent searching every few seconds would wait for one each time.
+const (
+	modelsTTL      = time.Second
+	modelsMaxStale = time.Minute
+)
 
 // OpenBackend opens (creating if need be) the class cfg names as a backend.
 func OpenBackend(ctx context.Context, cfg Config) (*Backend, error) {
@@ -78,7 +95,10 @@ func IsURL(location string) bool {
 func (b *Backend) Store() *Store { return b.s }
 
 // Close releases idle connections.
-func (b *Backend) Close() error { return b.s.Close() }
+func (b *Backend) Close() error {
+	b.bg.Wait() // a background count of the models
+	return b.s.Close()
+}
 
 // Ping asks the server's readiness probe (for /readyz).
 func (b *Backend) Ping(ctx context.Context) error { return b.s.Ready(ctx) }
@@ -118,10 +138,12 @@ func (b *Backend) Describe(ctx context.Context) (backend.Description, error) {
 	return backend.Description{Path: b.Location(), Memories: n, Kind: b.Kind()}, nil
 }
 
-// changed forgets the counted models after a write of this process.
+// changed forgets the counted models after a write of this process, and
+// makes a count begun before it unkept.
 func (b *Backend) changed() {
 	b.modelsMu.Lock()
 	b.models = nil
+	b.modelsGen++
 	b.modelsMu.Unlock()
 }
 
@@ -515,7 +537,7 @@ func (b *Backend) Update(ctx context.Context, scope map[string]string, id string
 
 func cloneMemory(m *memory.Memory) *memory.Memory {
 	c := *m
-	c.Scope = maps(m.Scope)
+	c.Scope = maps.Clone(m.Scope)
 	c.Tags = slices.Clone(m.Tags)
 	c.Metadata = slices.Clone(m.Metadata)
 	if m.DemandAt != nil {
@@ -528,17 +550,6 @@ func cloneMemory(m *memory.Memory) *memory.Memory {
 		c.Embedding = &e
 	}
 	return &c
-}
-
-func maps(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]string, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // listPage is how many memories one listing request reads.
@@ -581,19 +592,63 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 }
 
 // Models counts the stored vectors per model (one aggregate over the
-// tenants, and one lookup of each model's dimension), trusting the last count
-// for modelsTTL unless this process wrote since.
+// tenants, and one lookup of each model's dimension). A count younger than
+// modelsTTL is trusted unless this process wrote since; one younger than
+// modelsMaxStale is answered while a new count runs in the background; an
+// older one, or none, is counted now.
 func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, error) {
+	ttl, maxStale := cmp.Or(b.ttl, modelsTTL), cmp.Or(b.maxStale, modelsMaxStale)
 	b.modelsMu.Lock()
-	if b.models != nil && time.Since(b.modelsAt) < modelsTTL {
-		out := make(map[string]backend.ModelInfo, len(b.models))
-		for k, v := range b.models {
-			out[k] = v
+	if age := time.Since(b.modelsAt); b.models != nil && age < maxStale {
+		if age >= ttl && !b.refreshing {
+			b.refreshing = true
+			gen := b.modelsGen
+			b.bg.Add(1)
+			go b.recountModels(gen)
 		}
+		out := maps.Clone(b.models)
 		b.modelsMu.Unlock()
 		return out, nil
 	}
+	gen := b.modelsGen
 	b.modelsMu.Unlock()
+	out, err := b.countModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.keepModels(out, gen)
+	return maps.Clone(out), nil
+}
+
+// recountModels is Models' background count, under the store's own timeout.
+func (b *Backend) recountModels(gen uint64) {
+	defer b.bg.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), b.s.cfg.Timeout)
+	defer cancel()
+	out, err := b.countModels(ctx)
+	if b.recounted != nil {
+		b.recounted()
+	}
+	b.modelsMu.Lock()
+	b.refreshing = false
+	b.modelsMu.Unlock()
+	if err == nil { // else the next search after modelsTTL tries again
+		b.keepModels(out, gen)
+	}
+}
+
+// keepModels keeps a count begun at write generation gen, unless this
+// process wrote since: then it may miss that write.
+func (b *Backend) keepModels(models map[string]backend.ModelInfo, gen uint64) {
+	b.modelsMu.Lock()
+	defer b.modelsMu.Unlock()
+	if gen == b.modelsGen {
+		b.models, b.modelsAt = models, time.Now()
+	}
+}
+
+// countModels asks the server for Models' answer.
+func (b *Backend) countModels(ctx context.Context) (map[string]backend.ModelInfo, error) {
 	counts, err := b.s.CountBy(ctx, memory.Filter{}, pModel)
 	if err != nil {
 		return nil, err
@@ -608,14 +663,7 @@ func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, err
 			out[model] = backend.ModelInfo{Dim: dim, Count: n}
 		}
 	}
-	b.modelsMu.Lock()
-	b.models, b.modelsAt = out, time.Now()
-	b.modelsMu.Unlock()
-	res := make(map[string]backend.ModelInfo, len(out))
-	for k, v := range out {
-		res[k] = v
-	}
-	return res, nil
+	return out, nil
 }
 
 // Tally counts the memories in scope with aggregates.
