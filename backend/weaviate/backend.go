@@ -35,6 +35,7 @@ type Backend struct {
 	modelsAt   time.Time                    // when models was counted
 	modelsGen  uint64                       // bumped by each write of this process
 	refreshing bool                         // a background count is running
+	closed     bool                         // Close has begun: no background count starts
 	bg         sync.WaitGroup               // the background count, waited for by Close
 	// ttl and maxStale replace modelsTTL and modelsMaxStale where set, and
 	// recounted, where set, runs between a background count and its keeping
@@ -96,6 +97,9 @@ func (b *Backend) Store() *Store { return b.s }
 
 // Close releases idle connections.
 func (b *Backend) Close() error {
+	b.modelsMu.Lock()
+	b.closed = true
+	b.modelsMu.Unlock()
 	b.bg.Wait() // a background count of the models
 	return b.s.Close()
 }
@@ -600,7 +604,7 @@ func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, err
 	ttl, maxStale := cmp.Or(b.ttl, modelsTTL), cmp.Or(b.maxStale, modelsMaxStale)
 	b.modelsMu.Lock()
 	if age := time.Since(b.modelsAt); b.models != nil && age < maxStale {
-		if age >= ttl && !b.refreshing {
+		if age >= ttl && !b.refreshing && !b.closed {
 			b.refreshing = true
 			gen := b.modelsGen
 			b.bg.Add(1)

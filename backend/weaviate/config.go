@@ -100,12 +100,11 @@ type Config struct {
 	// Weaviate's (128 and 32). Lower builds faster and finds less
 	// (docs/weaviate.md, "Ingest").
 	EfConstruction, MaxConnections int
-	// Quantizer compresses the vectors the index searches and, for HNSW,
-	// builds its graph with: QuantizerBQ, QuantizerRQ8 or QuantizerRQ1
+	// Quantizer is how the HNSW index compresses the vectors it searches
+	// and builds its graph with: QuantizerBQ, QuantizerRQ8 or QuantizerRQ1
 	// (Weaviate rescores the best candidates with the whole vectors), or
-	// QuantizerNone; "" leaves the server's DEFAULT_QUANTIZATION. HNSW only.
-	// For vectors of models first seen from now on (docs/weaviate.md,
-	// "Ingest").
+	// QuantizerNone; "" leaves the server's DEFAULT_QUANTIZATION. For
+	// vectors of models first seen from now on (docs/weaviate.md, "Ingest").
 	Quantizer string
 	// Replicas is the class's replication factor (default 1). Fixed when the
 	// class is created.
