@@ -3,6 +3,8 @@ package embed
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/engram-memory/engram/internal/ascii"
 )
 
 // Reader is implemented by embedders whose model reads only some writing
@@ -70,7 +72,7 @@ var scriptNames = []struct {
 // against.
 func (s Scripts) Unread(text string) string {
 	asciiRead := s.readsASCII()
-	if asciiRead && isASCII(text) {
+	if asciiRead && ascii.Is(text) {
 		return "" // every letter is one s reads
 	}
 	read, unread := 0, 0
@@ -122,6 +124,12 @@ func (s Scripts) Unread(text string) string {
 	if unread <= read {
 		return ""
 	}
+	return mostUnread(&counts)
+}
+
+// mostUnread names the script with the most unread letters in counts (by
+// scriptNames entry, then "other"), the first of a tie.
+func mostUnread(counts *[16]int) string {
 	best := 0
 	for i := range len(scriptNames) + 1 {
 		if counts[i] > counts[best] {
@@ -132,24 +140,6 @@ func (s Scripts) Unread(text string) string {
 		return "other"
 	}
 	return scriptNames[best].name
-}
-
-// isASCII reports whether text is all ASCII, eight bytes at a time.
-func isASCII(text string) bool {
-	i := 0
-	for ; i+8 <= len(text); i += 8 {
-		w := uint64(text[i]) | uint64(text[i+1])<<8 | uint64(text[i+2])<<16 | uint64(text[i+3])<<24 |
-			uint64(text[i+4])<<32 | uint64(text[i+5])<<40 | uint64(text[i+6])<<48 | uint64(text[i+7])<<56
-		if w&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // readsASCII reports whether s reads every ASCII letter: it holds the Latin

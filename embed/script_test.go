@@ -48,8 +48,9 @@ func TestUnreadEmbedder(t *testing.T) {
 }
 
 // unreadReference is Scripts.Unread as it was before its byte loop and
-// early stop: a plain loop over every rune, what TestUnreadMatchesReference
-// and FuzzScriptsUnread check it against.
+// early stop: a plain loop that counts every rune, what
+// TestUnreadMatchesReference and FuzzScriptsUnread check it against (the
+// naming of the script from the counts, mostUnread, is shared).
 func unreadReference(s Scripts, text string) string {
 	read, unread := 0, 0
 	var counts [16]int
@@ -86,16 +87,7 @@ func unreadReference(s Scripts, text string) string {
 	if unread <= read {
 		return ""
 	}
-	best := 0
-	for i := range len(scriptNames) + 1 {
-		if counts[i] > counts[best] {
-			best = i
-		}
-	}
-	if best == len(scriptNames) {
-		return "other"
-	}
-	return scriptNames[best].name
+	return mostUnread(&counts)
 }
 
 // readers are the Scripts the differential tests run: with Latin (the ASCII

@@ -16,28 +16,12 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/engram-memory/engram/internal/ascii"
 )
 
 // folder is Unicode case folding; a Fold caser is stateless and safe to share.
 var folder = cases.Fold()
-
-// isASCII reports whether s holds only ASCII bytes, eight at a time.
-func isASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if v&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
 
 // normalize returns s in NFKC without Latin, Greek and Cyrillic diacritics, with
 // Unicode dashes and apostrophes mapped to ASCII and invalid bytes turned into
@@ -160,7 +144,7 @@ func isConjoiningJamo(r rune) bool {
 // fold writes the index form of one word or identifier into a.buf and returns it:
 // case-folded, apostrophes removed, cut to MaxTokenBytes at a rune boundary.
 func (a *analyzer) fold(raw string) []byte {
-	if a.ascii || isASCII(raw) {
+	if a.ascii || ascii.Is(raw) {
 		n := 0
 		for i := 0; i < len(raw) && n < MaxTokenBytes; i++ {
 			c := raw[i]

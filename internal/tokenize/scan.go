@@ -1,6 +1,10 @@
 package tokenize
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram/internal/ascii"
+)
 
 // The scanner cuts normalised text into chunks (runs of letters, digits, marks,
 // apostrophes and identifier joiners) and CJK runs, and turns each into terms:
@@ -32,7 +36,7 @@ func (a *analyzer) text(text string, reference bool) {
 		a.scan(normalize(text))
 		return
 	}
-	if isASCII(text) {
+	if ascii.Is(text) {
 		a.ascii = true
 		a.scan(text)
 		a.ascii = false
