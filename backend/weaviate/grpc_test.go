@@ -146,8 +146,9 @@ func decodeBoth(data []byte) (wire, ref []fields, wireErr, refErr error, unparse
 // checkAgainstProto fails t unless decodeReply reads data as the reference
 // does: the same fields where the reference reads them, an error where it
 // refuses them. Where protobuf cannot parse the bytes, decodeReply (which
-// skips what it does not read) may read them.
-func checkAgainstProto(t *testing.T, data []byte) {
+// skips what it does not read) may read them. It returns what decodeReply
+// read.
+func checkAgainstProto(t *testing.T, data []byte) ([]fields, error) {
 	t.Helper()
 	wire, ref, wireErr, refErr, unparsed := decodeBoth(data)
 	switch {
@@ -159,6 +160,7 @@ func checkAgainstProto(t *testing.T, data []byte) {
 	case refErr == nil && !reflect.DeepEqual(wire, ref):
 		t.Fatalf("decodeReply read\n%#v\nthe reference\n%#v", wire, ref)
 	}
+	return wire, wireErr
 }
 
 // TestGRPCDecode: a memory read from a gRPC answer is the one written, its
@@ -173,7 +175,7 @@ func TestGRPCDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := decodeReply(data)
+	fs, err := checkAgainstProto(t, data)
 	if err != nil || len(fs) != 1 {
 		t.Fatalf("%d results, %v", len(fs), err)
 	}
@@ -188,7 +190,6 @@ func TestGRPCDecode(t *testing.T) {
 	if f.Additional.ID != o.ID || f.Additional.Score.String() != "1.5" {
 		t.Errorf("metadata: id %q score %q", f.Additional.ID, f.Additional.Score)
 	}
-	checkAgainstProto(t, data)
 }
 
 // TestGRPCDecodeRefuses: what Engram never writes is an error naming the
@@ -330,8 +331,7 @@ func FuzzGRPCDecode(f *testing.F) {
 	f.Add(seed, true)
 	f.Add([]byte{}, false)
 	f.Fuzz(func(t *testing.T, data []byte, withVector bool) {
-		checkAgainstProto(t, data)
-		fs, err := decodeReply(data)
+		fs, err := checkAgainstProto(t, data)
 		if err != nil {
 			return
 		}
