@@ -61,9 +61,10 @@ var (
 // modelsTTL is how long Models trusts what it last counted when this process
 // has not written since: other processes' new vectors are seen within it.
 // Up to modelsMaxStale, an older count is still answered while a new one is
-// made in the background. The count is an aggregate over every memory (16 ms
-// at 5,000 and 54 ms at 10,000 on one node here), and every search asks for
-// it: an agent searching every few seconds would wait for one each time.
+// made in the background. The count is an aggregate over every memory (a
+// median of 16–24 ms at 5,000 and 37–54 ms at 10,000 on one node here:
+// TestIngest), and every search asks for it: an agent searching every few
+// seconds would wait for one each time.
 const (
 	modelsTTL      = time.Second
 	modelsMaxStale = time.Minute
