@@ -34,6 +34,7 @@ func grow(s []float32, n int) []float32 {
 // forward embeds the sequences (each already with [CLS] … [SEP]) into out,
 // one unit vector of length Hidden each.
 func (w *weights) forward(seqs [][]int32, out [][]float32, workers int) {
+	defer linalg.Hold()() // the products follow each other: keep the workers at hand
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -135,17 +136,7 @@ func (w *weights) attention(ws *work, seqs [][]int32, starts []int, workers int)
 			linalg.MatMulStrided(ws.ctx[starts[si]*h+hd*dh:], h, s, n, ws.qkv[at+2*h:], ld, n, dh, n)
 		}
 	}
-	workers = min(workers, tasks)
-	var wg sync.WaitGroup
-	for i := 1; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(ws.scores[i])
-		}()
-	}
-	run(ws.scores[0])
-	wg.Wait()
+	linalg.Parallel(min(workers, tasks), func(slot int) { run(ws.scores[slot]) })
 }
 
 // normalize scales v to unit length (a zero vector stays zero).

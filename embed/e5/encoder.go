@@ -32,6 +32,7 @@ func grow(s []float32, n int) []float32 {
 // forward sets out[i] to the mean of sequence i's final hidden states (every
 // token, <s> and </s> included), not normalised.
 func (w *weights) forward(seqs [][]int32, out [][]float32, workers int) {
+	defer linalg.Hold()() // the products follow each other: keep the workers at hand
 	h, in := w.cfg.Hidden, w.cfg.Intermediate
 	rows, longest := 0, 0
 	starts := make([]int, len(seqs))
@@ -102,15 +103,5 @@ func (w *weights) attention(ws *work, seqs [][]int32, starts []int, workers int)
 			linalg.MatMulStrided(ws.ctx[starts[si]*h+hd*dh:], h, s, n, ws.qkv[at+2*h:], ld, n, dh, n)
 		}
 	}
-	workers = min(workers, tasks)
-	var wg sync.WaitGroup
-	for i := 1; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(ws.scores[i])
-		}()
-	}
-	run(ws.scores[0])
-	wg.Wait()
+	linalg.Parallel(min(workers, tasks), func(slot int) { run(ws.scores[slot]) })
 }

@@ -22,7 +22,7 @@ type gemm struct {
 	// Chunk grid: mChunks row ranges × nChunks panel ranges, taken in order.
 	mChunks, nChunks int
 	next             atomic.Int64
-	wg               sync.WaitGroup
+	crew
 }
 
 var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
@@ -79,14 +79,8 @@ func (g *gemm) run(ws *workspace) {
 		}
 	}
 	g.next.Store(0)
-	if threads > 1 {
-		dispatch(g, &g.wg, threads-1)
-	}
-	g.work(ws)
-	g.wg.Wait()
+	share(g, threads-1, ws)
 }
-
-func (g *gemm) done() { g.wg.Done() }
 
 // work takes chunks until none are left.
 func (g *gemm) work(ws *workspace) {
@@ -155,10 +149,10 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 							as, lda = pad, kc
 						}
 						if ni == mr && nj == nr {
-							g.kernel(kc, as, lda, off, g.c[i*g.ldc+j:], g.ldc, mode, bias)
+							g.kernel(kern, kc, as, lda, off, g.c[i*g.ldc+j:], g.ldc, mode, bias)
 							continue
 						}
-						g.kernel(kc, as, lda, off, tile, nr, modeStore, nil)
+						g.kernel(kern.forRows(ni), kc, as, lda, off, tile, nr, modeStore, nil)
 						for r := range ni {
 							dst := g.c[(i+r)*g.ldc+j : (i+r)*g.ldc+j+nj]
 							src := tile[r*nr : r*nr+nj]
@@ -182,12 +176,13 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 	}
 }
 
-// kernel runs the micro-kernel on the kc×nr sliver of packed B at off.
-func (g *gemm) kernel(kc int, a []float32, lda, off int, c []float32, ldc, mode int, bias []float32) {
-	n := kc * g.kern.nr
+// kernel runs micro-kernel k (g's, or one of its short kernels) on the
+// kc×nr sliver of packed B at off.
+func (g *gemm) kernel(k *kernel, kc int, a []float32, lda, off int, c []float32, ldc, mode int, bias []float32) {
+	n := kc * k.nr
 	if g.b16 != nil {
-		g.kern.fn16(kc, a, lda, g.b16[off:off+n], c, ldc, mode, bias)
+		k.fn16(kc, a, lda, g.b16[off:off+n], c, ldc, mode, bias)
 		return
 	}
-	g.kern.fn(kc, a, lda, g.b[off:off+n], c, ldc, mode, bias)
+	k.fn(kc, a, lda, g.b[off:off+n], c, ldc, mode, bias)
 }

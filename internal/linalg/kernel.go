@@ -20,6 +20,20 @@ type kernel struct {
 	// kc×nr sliver of B in L1 (kc 256: 98, kc 1536: 112 GFLOP/s at
 	// 1280×384×1536), and nc made no difference.
 	kc, mc, nc int
+
+	// short[i], when set, is a kernel with the same nr and order of sums
+	// but fewer rows (at least i+1), for the last row tile of a product
+	// whose rows do not fill mr: a padded full tile would do the padding
+	// rows' work too.
+	short []*kernel
+}
+
+// forRows is the kernel for a row tile of n ≤ mr rows.
+func (k *kernel) forRows(n int) *kernel {
+	if n-1 < len(k.short) && k.short[n-1] != nil {
+		return k.short[n-1]
+	}
+	return k
 }
 
 // Store modes of a micro-kernel.

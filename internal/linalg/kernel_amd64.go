@@ -15,15 +15,37 @@ func kernAVX2_6x16(kc int, a []float32, lda int, b, c []float32, ldc, mode int, 
 //go:noescape
 func kernAVX2F16_6x16(kc int, a []float32, lda int, b []uint16, c []float32, ldc, mode int, bias []float32)
 
+//go:noescape
+func kernAVX2_4x16(kc int, a []float32, lda int, b, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernAVX2F16_4x16(kc int, a []float32, lda int, b []uint16, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernAVX2_2x16(kc int, a []float32, lda int, b, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernAVX2F16_2x16(kc int, a []float32, lda int, b []uint16, c []float32, ldc, mode int, bias []float32)
+
 var (
 	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasF16C = hasAVX2 && cpu.X86.HasF16C
 
-	avx2Kernel = &kernel{name: "avx2", mr: 6, nr: 16, fn: kernAVX2_6x16, kc: 2048, mc: 96, nc: 1 << 20}
+	avx2Kernel = &kernel{name: "avx2", mr: 6, nr: 16, fn: kernAVX2_6x16, kc: 2048, mc: 96, nc: 1 << 20,
+		short: fourAndTwo(
+			&kernel{name: "avx2-2", mr: 2, nr: 16, fn: kernAVX2_2x16},
+			&kernel{name: "avx2-4", mr: 4, nr: 16, fn: kernAVX2_4x16})}
 	// avx2F16Kernel is avx2Kernel reading float16 panels: the same tile,
 	// blocking and order of sums.
-	avx2F16Kernel = &kernel{name: "avx2-f16", mr: 6, nr: 16, fn16: kernAVX2F16_6x16, kc: 2048, mc: 96, nc: 1 << 20}
+	avx2F16Kernel = &kernel{name: "avx2-f16", mr: 6, nr: 16, fn16: kernAVX2F16_6x16, kc: 2048, mc: 96, nc: 1 << 20,
+		short: fourAndTwo(
+			&kernel{name: "avx2-f16-2", mr: 2, nr: 16, fn16: kernAVX2F16_2x16},
+			&kernel{name: "avx2-f16-4", mr: 4, nr: 16, fn16: kernAVX2F16_4x16})}
 )
+
+// fourAndTwo is the short kernels of a 6-row kernel: two rows for one or
+// two, four for three or four (five take the full tile).
+func fourAndTwo(two, four *kernel) []*kernel { return []*kernel{two, two, four, four} }
 
 // f16Kernels lists the float16-panel micro-kernels this machine can run,
 // best first; none means PackedF16 products decode the panels at first use.

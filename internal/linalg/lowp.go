@@ -38,7 +38,7 @@ type lowGemm struct {
 	byRows bool
 	chunks int
 	next   atomic.Int64
-	wg     sync.WaitGroup
+	crew
 }
 
 var lowGemms = sync.Pool{New: func() any { return new(lowGemm) }}
@@ -66,17 +66,11 @@ func lowMul(b lowB, c, a, bias []float32, m, speed int) {
 		g.chunks = min(np, threads*chunksPerThread)
 	}
 	g.next.Store(0)
-	if threads > 1 && g.chunks > 1 {
-		dispatch(g, &g.wg, min(threads, g.chunks)-1)
-	}
-	g.work(ws)
-	g.wg.Wait()
+	share(g, min(threads, g.chunks)-1, ws)
 	workspaces.Put(ws)
 	g.b, g.a, g.c, g.bias, g.shared = nil, nil, nil, nil, nil
 	lowGemms.Put(g)
 }
-
-func (g *lowGemm) done() { g.wg.Done() }
 
 func (g *lowGemm) work(ws *workspace) {
 	n, _, mr, nr := g.b.shape()

@@ -2,8 +2,10 @@ package linalg
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -109,8 +111,8 @@ func TestRowsParallel(t *testing.T) {
 	}
 }
 
-// TestNoAllocs: after a warm-up call, no entry point allocates, serial or
-// split across cores.
+// TestNoAllocs: after a warm-up call, no entry point allocates, serial,
+// split across cores, or offered to workers spinning under a Hold.
 func TestNoAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -138,11 +140,15 @@ func TestNoAllocs(t *testing.T) {
 		{"Softmax", func() { Softmax(x, n, 0.1) }},
 		{"AddLayerNorm", func() { AddLayerNorm(x, c, n, gamma, beta, 1e-12) }},
 	}
-	for _, par := range []bool{false, true} {
+	for _, mode := range []string{"serial", "parallel", "held"} {
 		for _, call := range calls {
-			t.Run(fmt.Sprintf("%s/parallel=%v", call.name, par), func(t *testing.T) {
-				if par {
+			t.Run(fmt.Sprintf("%s/%s", call.name, mode), func(t *testing.T) {
+				if mode != "serial" {
 					forceParallel(t)
+				}
+				if mode == "held" { // the products offered to spinning workers
+					release := Hold()
+					t.Cleanup(release)
 				}
 				if allocs := testing.AllocsPerRun(20, call.f); allocs != 0 {
 					t.Errorf("%v allocations per call", allocs)
@@ -150,4 +156,105 @@ func TestNoAllocs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestHeldProducts has goroutines multiply under overlapping Holds, some
+// releasing twice and one never holding, each product split across the
+// spinning workers and checked bit for bit against the serial product (run
+// with -race: the board's offers are reused product after product).
+func TestHeldProducts(t *testing.T) {
+	const m, n, k, goroutines = 29, 70, 45, 6
+	rounds := 60
+	if testing.Short() {
+		rounds = 15
+	}
+	r := rand.New(rand.NewPCG(19, 20))
+	b, bias := randMat(r, n*k), randMat(r, n)
+	p := PackB(b, n, k)
+	as := make([][]float32, goroutines)
+	wants := make([][]float32, goroutines)
+	prev := SetMaxThreads(1)
+	for g := range as {
+		as[g] = randMat(r, m*k)
+		wants[g] = make([]float32, m*n)
+		p.MatMulTBias(wants[g], as[g], bias, m)
+	}
+	SetMaxThreads(prev)
+	forceParallel(t)
+	var wg sync.WaitGroup
+	errs := make(chan string, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			c := make([]float32, m*n)
+			x := make([]float32, m*n)
+			for round := range rounds {
+				release := func() {}
+				if g > 0 {
+					release = Hold()
+				}
+				for range 3 {
+					p.MatMulTBias(c, as[g], bias, m)
+					for i := range c {
+						if math.Float32bits(c[i]) != math.Float32bits(wants[g][i]) {
+							errs <- fmt.Sprintf("goroutine %d round %d: c[%d] = %g, serially %g", g, round, i, c[i], wants[g][i])
+							return
+						}
+					}
+					copy(x, c)
+					GELU(x)
+				}
+				release()
+				if round%3 == 0 {
+					release() // a second call releases nothing more
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if h := holds.Load(); h != 0 {
+		t.Fatalf("%d holds left after every release", h)
+	}
+}
+
+// TestParallel: every part of the work is done once, by calls in distinct
+// slots below n, with and without a Hold, from several goroutines at once.
+func TestParallel(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for round := range 50 {
+				release := func() {}
+				if g%2 == 1 {
+					release = Hold()
+				}
+				const parts = 97
+				n := 1 + round%4
+				var next atomic.Int64
+				var done [parts]atomic.Int32
+				var slots sync.Map
+				Parallel(n, func(slot int) {
+					if slot < 0 || slot >= n {
+						t.Errorf("slot %d of %d", slot, n)
+					}
+					if _, dup := slots.LoadOrStore(slot, true); dup {
+						t.Errorf("slot %d called twice", slot)
+					}
+					for p := next.Add(1) - 1; p < parts; p = next.Add(1) - 1 {
+						done[p].Add(1)
+					}
+				})
+				release()
+				for p := range done {
+					if d := done[p].Load(); d != 1 {
+						t.Errorf("part %d done %d times", p, d)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -15,7 +15,7 @@ type rowJob struct {
 
 	chunk, chunks int
 	next          atomic.Int64
-	wg            sync.WaitGroup
+	crew
 }
 
 type rowOp int
@@ -46,14 +46,10 @@ func runRows(op rowOp, x, res, gamma, beta []float32, cols int, scale, eps float
 	j.chunk = (rows + j.chunks - 1) / j.chunks
 	j.chunks = (rows + j.chunk - 1) / j.chunk
 	j.next.Store(0)
-	dispatch(j, &j.wg, threads-1)
-	j.work(nil)
-	j.wg.Wait()
+	share(j, threads-1, nil)
 	j.x, j.res, j.gamma, j.beta = nil, nil, nil, nil
 	rowJobs.Put(j)
 }
-
-func (j *rowJob) done() { j.wg.Done() }
 
 func (j *rowJob) work(*workspace) {
 	for {
