@@ -105,8 +105,12 @@ func SetMaxThreads(n int) int {
 // that finishes a product spins for the next instead of parking (for up to
 // spinFor, yielding to any other goroutine that is ready to run). Holds
 // nest and may overlap across goroutines; the function releases this one,
-// once however often it is called.
+// once however often it is called. Where a product may use one goroutine
+// only (GOMAXPROCS 1, SetMaxThreads(1)) Hold does nothing.
 func Hold() (release func()) {
+	if threadsAbove(2, 1) == 1 {
+		return func() {} // one goroutine a product: no worker to keep
+	}
 	workerOnce.Do(startWorkers)
 	if holds.Add(1) == 1 {
 		// Parked workers start spinning now, while the caller prepares its

@@ -258,3 +258,15 @@ func TestParallel(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestHoldOneThread: where a product may use one goroutine, Hold sets no
+// worker spinning (it would only take the core from the caller).
+func TestHoldOneThread(t *testing.T) {
+	prev := SetMaxThreads(1)
+	defer SetMaxThreads(prev)
+	release := Hold()
+	defer release()
+	if h := holds.Load(); h != 0 {
+		t.Fatalf("%d holds under SetMaxThreads(1)", h)
+	}
+}
