@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +70,12 @@ type Options struct {
 	// (for remote embedders; the built-in one is faster than the lookup), and
 	// the last queryCacheSize query vectors in memory.
 	CacheEmbeddings bool
+	// FirstQuery, when set, is the text of the query the caller searches
+	// for (Search, Inject) right after Open, as a process that opens the
+	// store for one call does (a CLI call, a prompt hook): an in-process
+	// model starts embedding it at once, while the store opens and its index
+	// loads, and that search takes the vector. Other searches embed as usual.
+	FirstQuery string
 	// EmbedTimeout bounds embedding a query; past it the search is keyword-only.
 	EmbedTimeout time.Duration
 	// WriteEmbedTimeout bounds embedding one batch of up to 256 memories being
@@ -111,6 +118,9 @@ type engine struct {
 	opts Options
 	path string
 	kind string // the backend's Description.Kind
+	// first is the query vector Options.FirstQuery started, until a search
+	// takes it.
+	first atomic.Pointer[prefetched]
 
 	// The backend's optional powers, found once at open; nil: it has none.
 	settings backend.Settings
@@ -169,6 +179,7 @@ func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 	if so.Logger == nil {
 		so.Logger = opts.Logger
 	}
+	first := startFirst(ctx, opts, builtin) // beside the opening
 	be, err := sqlite.Open(ctx, path, so)
 	if err != nil {
 		return nil, err
@@ -178,6 +189,7 @@ func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 		be.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db.e.first.Store(first)
 	return db, nil
 }
 
@@ -195,6 +207,7 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 		}
 		builtin = e
 	}
+	first := startFirst(ctx, opts, builtin)
 	desc, err := be.Describe(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open backend: %w", err)
@@ -203,7 +216,22 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 	if err != nil {
 		return nil, fmt.Errorf("open backend: %w", err)
 	}
+	db.e.first.Store(first)
 	return db, nil
+}
+
+// startFirst starts embedding opts.FirstQuery with the model the store will
+// use, as its search would embed it; nil when there is no first query, or no
+// model in this process that reads it.
+func startFirst(ctx context.Context, opts Options, builtin embed.Embedder) *prefetched {
+	if opts.NoEmbedder || opts.FirstQuery == "" {
+		return nil
+	}
+	m := opts.Embedder
+	if m == nil {
+		m = builtin
+	}
+	return startQuery(ctx, m, recall.VectorText(strings.TrimSpace(opts.FirstQuery)))
 }
 
 // newDB finds be's optional powers, sets up the embedders over it and checks

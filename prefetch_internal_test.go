@@ -127,3 +127,55 @@ func TestPrefetched(t *testing.T) {
 		t.Error("prefetched hides which scripts the model reads")
 	}
 }
+
+// TestFirstQueryTaken: Options.FirstQuery's embedding starts in Open, as the
+// search will embed its text, and the first search of that text takes it
+// (the model runs once); a first search of another text, or one without a
+// vector leg, drops it; a remote model or an unread script starts nothing.
+func TestFirstQueryTaken(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		model   embed.Embedder
+		first   string
+		q       Query
+		started bool  // Open started the embedding
+		calls   int32 // model calls by Open and the search, for inProcess models
+	}{
+		{"the same text", &inProcess{}, "where is the key", Query{Query: " where is the key  "}, true, 1},
+		{"another text", &inProcess{}, "where is the key", Query{Query: "what time is standup"}, true, 2},
+		{"bm25", &inProcess{}, "where is the key", Query{Query: "where is the key", Mode: memory.ModeBM25}, true, 1},
+		{"remote model", embed.Func{ModelID: "remote-v1", F: func(_ context.Context, texts []string) ([][]float32, error) {
+			return make([][]float32, len(texts)), nil
+		}}, "where is the key", Query{Query: "where is the key"}, false, 0},
+		{"unread script", latinModel{&inProcess{}, embed.Latin}, "钥匙在哪里", Query{Query: "钥匙在哪里"}, false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, err := Open(ctx, filepath.Join(t.TempDir(), "f.db"), Options{Embedder: c.model, FirstQuery: c.first})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			p := db.e.first.Load()
+			if started := p != nil; started != c.started {
+				t.Fatalf("Open started the first query's embedding: %v, want %v", started, c.started)
+			}
+			if p != nil {
+				<-p.done // the count below is then the search's alone
+				if p.text != c.first || p.vec == nil {
+					t.Fatalf("first query %q embedded as %q, vector %v", c.first, p.text, p.vec)
+				}
+			}
+			c.q.NoRecord = true
+			if _, err := db.Search(ctx, c.q); err != nil {
+				t.Fatal(err)
+			}
+			if c.q.Mode != memory.ModeBM25 && db.e.first.Load() != nil {
+				t.Error("the first search left the first query's vector")
+			}
+			if m, ok := c.model.(*inProcess); ok && m.calls.Load() != c.calls {
+				t.Errorf("%d model calls, want %d", m.calls.Load(), c.calls)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/backend/memback"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -107,6 +108,90 @@ func TestSearchPrefetch(t *testing.T) {
 			}
 			if len(first.Degraded) != len(again.Degraded) {
 				t.Errorf("degraded %v, then %v", first.Degraded, again.Degraded)
+			}
+		})
+	}
+}
+
+// TestFirstQuery: Options.FirstQuery starts the query's embedding as the
+// store opens (SQLite, or another backend), and the first search of that
+// text takes the vector: the model embeds it once, and the search answers
+// as the same search does after it. A first search of another text embeds
+// its own; without a model nothing starts.
+func TestFirstQuery(t *testing.T) {
+	dir := t.TempDir()
+	seed := []*engram.Memory{
+		{ID: "port", Text: "The staging database listens on port 5433"},
+		{ID: "theme", Text: "Prefers dark themes in every editor"},
+		{ID: "standup", Text: "Standup is at 9:30 every weekday"}}
+	for _, c := range []struct {
+		name, backend string
+		first, query  string
+		noEmbedder    bool
+		want          map[string]int // embeddings of each text, after the first search
+	}{
+		{"sqlite, the same text", "sqlite", "which port does the database use", "  which port does the database use ", false,
+			map[string]int{"which port does the database use": 1}},
+		{"sqlite, another text", "sqlite", "editor colours?", "database port", false,
+			map[string]int{"database port": 1}},
+		{"memback, the same text", "memback", "editor colours", "editor colours", false,
+			map[string]int{"editor colours": 1}},
+		{"no model", "sqlite", "database port", "database port", true, map[string]int{"database port": 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &countingModel{}
+			opts := engram.Options{Embedder: m, NoEmbedder: c.noEmbedder, FirstQuery: c.first}
+			if c.noEmbedder {
+				opts.Embedder = nil
+			}
+			open := func(opts engram.Options) *engram.DB {
+				t.Helper()
+				var db *engram.DB
+				var err error
+				if c.backend == "memback" {
+					db, err = engram.OpenBackend(context.Background(), memback.New(), opts)
+				} else {
+					db, err = engram.Open(context.Background(), filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".db"), opts)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return db
+			}
+			var db *engram.DB
+			if c.backend == "memback" {
+				db = open(opts) // an in-memory store: filled after opening (no memory has the query's text)
+				add(t, db, seed...)
+			} else {
+				setup := opts
+				setup.FirstQuery = ""
+				db = open(setup)
+				add(t, db, seed...)
+				db.Close()
+				m.mu.Lock()
+				m.calls = nil
+				m.mu.Unlock()
+				db = open(opts)
+			}
+			defer db.Close()
+			q := engram.Query{Query: c.query, NoRecord: true}
+			first := search(t, db, q)
+			for text, n := range c.want {
+				if got := m.count(text); got != n {
+					t.Errorf("%q embedded %d times by the first search, want %d", text, got, n)
+				}
+			}
+			if c.first != strings.TrimSpace(c.query) && m.count(c.first) > 1 {
+				t.Errorf("the first query %q embedded %d times", c.first, m.count(c.first))
+			}
+			again := search(t, db, q)
+			if !slices.Equal(ids(first), ids(again)) || len(first.Results) == 0 {
+				t.Fatalf("first search %v, again %v", ids(first), ids(again))
+			}
+			for i := range first.Results {
+				if first.Results[i].Score != again.Results[i].Score {
+					t.Errorf("result %d: score %v, then %v", i, first.Results[i].Score, again.Results[i].Score)
+				}
 			}
 		})
 	}

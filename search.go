@@ -67,18 +67,37 @@ type indexLoader interface{ IndexLoaded() bool }
 // in this process: the query's vector does not depend on the index, so the
 // two proceed side by side instead of one after the other. It returns the
 // embedder the search then uses, which hands over that vector, or nil when
-// there is nothing to prefetch. The vector is the one the search would have
+// there is nothing to prefetch. A vector Options.FirstQuery started in Open
+// is taken by the first search with a vector leg, if it is of that text
+// (and dropped otherwise). The vector is the one the search would have
 // computed (the model's vectors do not depend on the batch).
 func (e *engine) prefetch(ctx context.Context, q Query) embed.Embedder {
 	text := recall.VectorText(strings.TrimSpace(q.Query)) // as recall embeds it
-	if e.loader == nil || e.loader.IndexLoaded() || e.embedder == nil || !embed.IsInProcess(e.embedder) ||
-		q.Mode == memory.ModeBM25 || q.HyDE || text == "" || embed.Unread(e.embedder, text) != "" {
-		return nil // no vector leg (or no index to wait for)
+	if q.Mode == memory.ModeBM25 || q.HyDE {
+		return nil // no vector leg
 	}
-	p := &prefetched{Embedder: e.embedder, text: text, done: make(chan struct{})}
+	if p := e.first.Swap(nil); p != nil && p.text == text {
+		return p
+	}
+	if e.loader == nil || e.loader.IndexLoaded() {
+		return nil // no index to wait for
+	}
+	if p := startQuery(ctx, e.embedder, text); p != nil {
+		return p
+	}
+	return nil
+}
+
+// startQuery starts embedding text as a query with m, when m runs in this
+// process and reads the text; nil otherwise.
+func startQuery(ctx context.Context, m embed.Embedder, text string) *prefetched {
+	if m == nil || !embed.IsInProcess(m) || text == "" || embed.Unread(m, text) != "" {
+		return nil
+	}
+	p := &prefetched{Embedder: m, text: text, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		vecs, err := embed.EmbedQuery(ctx, e.embedder, []string{text})
+		vecs, err := embed.EmbedQuery(ctx, m, []string{text})
 		if err == nil && len(vecs) == 1 {
 			p.vec = vecs[0]
 		}

@@ -106,11 +106,11 @@ hook input's cwd for Claude Code), e.g. --cwd-scope project.`,
 		},
 	}
 	cc.AddCommand(
-		viaDaemon(hookCommand(e, "session-start", "Claude Code SessionStart: print a briefing as additionalContext", engram.DefaultBriefBudget, runSessionStart)),
-		viaDaemon(hookCommand(e, "user-prompt-submit", "Claude Code UserPromptSubmit: print relevant memories as additionalContext", engram.DefaultInjectBudget, runUserPrompt)),
-		hookCommand(e, "stop", "Claude Code Stop: store the session's turns as an episode", engram.DefaultInjectBudget, runStop),
+		viaDaemon(hookCommand(e, "session-start", "Claude Code SessionStart: print a briefing as additionalContext", engram.DefaultBriefBudget, runSessionStart, nil)),
+		viaDaemon(hookCommand(e, "user-prompt-submit", "Claude Code UserPromptSubmit: print relevant memories as additionalContext", engram.DefaultInjectBudget, runUserPrompt, userPrompt)),
+		hookCommand(e, "stop", "Claude Code Stop: store the session's turns as an episode", engram.DefaultInjectBudget, runStop, nil),
 	)
-	c.AddCommand(cc, viaDaemon(hookCommand(e, "prompt", "Any host: read a prompt on stdin, print the relevant memories or nothing", engram.DefaultInjectBudget, runPlainPrompt)))
+	c.AddCommand(cc, viaDaemon(hookCommand(e, "prompt", "Any host: read a prompt on stdin, print the relevant memories or nothing", engram.DefaultInjectBudget, runPlainPrompt, plainPrompt)))
 	for _, sub := range append([]*cobra.Command{c, cc}, append(cc.Commands(), c.Commands()...)...) {
 		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 			hookFail(e, err)
@@ -121,10 +121,44 @@ hook input's cwd for Claude Code), e.g. --cwd-scope project.`,
 }
 
 // hookRun is one hook's work: read the input, write the output.
-type hookRun func(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error
+type hookRun func(ctx context.Context, e *env, db store, f *hookFlags, in *hookInput) error
 
-// hookCommand builds a hook subcommand that never fails the host.
-func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Command {
+// hookInput is a hook's input as read, and what decoding it as a Claude
+// Code event gave: decoded once, whether first for the prompt to embed
+// while the store opens or by the hook.
+type hookInput struct {
+	raw     []byte
+	decoded bool
+	ci      claudeInput
+	err     error
+}
+
+// claude decodes the input as the Claude Code event (readClaude), once.
+func (in *hookInput) claude(event string) (claudeInput, error) {
+	if !in.decoded {
+		in.ci, in.err = readClaude(in.raw, event)
+		in.decoded = true
+	}
+	return in.ci, in.err
+}
+
+// userPrompt is the prompt a UserPromptSubmit input carries ("" when it
+// does not decode: the hook says why).
+func userPrompt(in *hookInput) string {
+	ci, err := in.claude(eventUserPromptSubmit)
+	if err != nil {
+		return ""
+	}
+	return ci.Prompt
+}
+
+// plainPrompt is the prompt hook's input: the prompt itself.
+func plainPrompt(in *hookInput) string { return string(in.raw) }
+
+// hookCommand builds a hook subcommand that never fails the host. prompt,
+// when set, says what the hook will search for, so that a model in this
+// process starts embedding it as the store opens (engram.Options.FirstQuery).
+func hookCommand(e *env, use, short string, budget int, run hookRun, prompt func(*hookInput) string) *cobra.Command {
 	f := &hookFlags{}
 	c := &cobra.Command{
 		Use:   use,
@@ -142,8 +176,12 @@ func hookCommand(e *env, use, short string, budget int, run hookRun) *cobra.Comm
 			f.minRelOn = cmd.Flags().Changed("min-relevance")
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
-			in, err := readInput(ctx, e.stdin)
+			raw, err := readInput(ctx, e.stdin)
 			if err == nil {
+				in := &hookInput{raw: raw}
+				if prompt != nil {
+					e.firstQuery = prompt(in)
+				}
 				// A hook that stores the session creates the store; the others
 				// read one that exists.
 				withStore := e.withStore
@@ -279,8 +317,8 @@ func storeSession(ctx context.Context, db store, f *hookFlags, ci claudeInput) e
 	return nil
 }
 
-func runStop(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
-	ci, err := readClaude(in, eventStop)
+func runStop(ctx context.Context, e *env, db store, f *hookFlags, in *hookInput) error {
+	ci, err := in.claude(eventStop)
 	if err != nil {
 		return err
 	}
@@ -341,8 +379,8 @@ func writeClaude(w io.Writer, event, context string) error {
 	return err
 }
 
-func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
-	ci, err := readClaude(in, eventSessionStart)
+func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in *hookInput) error {
+	ci, err := in.claude(eventSessionStart)
 	if err != nil {
 		return err
 	}
@@ -367,8 +405,8 @@ func runSessionStart(ctx context.Context, e *env, db store, f *hookFlags, in []b
 	return writeClaude(e.stdout, eventSessionStart, briefHeader+withNote(b.Text, results))
 }
 
-func runUserPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
-	ci, err := readClaude(in, eventUserPromptSubmit)
+func runUserPrompt(ctx context.Context, e *env, db store, f *hookFlags, in *hookInput) error {
+	ci, err := in.claude(eventUserPromptSubmit)
 	if err != nil {
 		return err
 	}
@@ -382,8 +420,8 @@ func runUserPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byt
 	return writeClaude(e.stdout, eventUserPromptSubmit, injectHeader+text)
 }
 
-func runPlainPrompt(ctx context.Context, e *env, db store, f *hookFlags, in []byte) error {
-	text, err := inject(ctx, db, f, string(in), "")
+func runPlainPrompt(ctx context.Context, e *env, db store, f *hookFlags, in *hookInput) error {
+	text, err := inject(ctx, db, f, string(in.raw), "")
 	if err != nil || text == "" {
 		return err
 	}

@@ -218,3 +218,34 @@ func TestHooksThroughServer(t *testing.T) {
 		}
 	}
 }
+
+// TestHookPrompt: the prompt a hook embeds while the store opens is the one
+// it then injects for, and the input is decoded once for both.
+func TestHookPrompt(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		prompt func(*hookInput) string
+		raw    string
+		want   string
+	}{
+		{"claude", userPrompt, `{"hook_event_name":"UserPromptSubmit","prompt":"which colour scheme?"}`, "which colour scheme?"},
+		{"claude, another event", userPrompt, `{"hook_event_name":"SessionStart","prompt":"x"}`, ""},
+		{"claude, not JSON", userPrompt, `which colour scheme?`, ""},
+		{"plain", plainPrompt, "which colour scheme?\n", "which colour scheme?\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := &hookInput{raw: []byte(c.raw)}
+			if got := c.prompt(in); got != c.want {
+				t.Errorf("prompt %q, want %q", got, c.want)
+			}
+			if !in.decoded {
+				return
+			}
+			in.raw = nil // a second decode would now fail or differ
+			ci, err := in.claude(eventUserPromptSubmit)
+			if (err == nil && ci.Prompt != c.want) || (err != nil) != (c.want == "") {
+				t.Errorf("decoded again: %+v, %v", ci, err)
+			}
+		})
+	}
+}

@@ -60,6 +60,7 @@ always prints the injection object.`,
 			if strings.TrimSpace(prompt) == "" {
 				return usagef("inject: the prompt is empty")
 			}
+			e.firstQuery = prompt
 			return e.withStore(cmd.Context(), func(db store) error {
 				inj, err := db.Inject(cmd.Context(), prompt, opt)
 				if err != nil {

@@ -26,6 +26,9 @@ type env struct {
 	stdout, stderr io.Writer
 	dbPath         string
 	json           bool
+	// firstQuery is the text the command searches for once the store is
+	// open in this process (engram.Options.FirstQuery); "" for none.
+	firstQuery string
 	// daemon: this command may run through a local daemon (daemon.go).
 	daemon bool
 	// logger, when set, is the store's (a long-running serve or mcp: what
@@ -262,6 +265,7 @@ func (e *env) open(ctx context.Context, create bool) (*engram.DB, error) {
 		return nil, err
 	}
 	opts.Logger = e.logger
+	opts.FirstQuery = e.firstQuery
 	return engram.Open(ctx, p, opts)
 }
 

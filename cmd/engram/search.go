@@ -82,6 +82,9 @@ what was current then.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if f.batch == "" && base.Mode != memory.ModeBM25 && !base.HyDE {
+				e.firstQuery = strings.Join(a, " ")
+			}
 			return e.withStore(cmd.Context(), func(db store) error {
 				if f.batch != "" {
 					base.NoRecord = !f.record // a batch is a measurement: no use unless asked
