@@ -6,7 +6,9 @@
 // It reports the median and the fastest of -n calls per row (one more call
 // first, not counted, to warm the page cache); the three short calls are
 // timed in turns, so that a slow minute of a shared machine falls on all
-// three alike.
+// three alike. With -against another binary, the short in-process calls of
+// the two are timed call by call in turns too: two builds compared in
+// separate runs differ by the machine's minutes as much as by their code.
 //
 // Build it and the CLI first, and run it at normal priority on an idle
 // machine (docs/development.md, "Measuring speed"): under chrt, the server
@@ -14,6 +16,7 @@
 //
 //	go build -o /tmp/engram ./cmd/engram && go build -o /tmp/calltime ./tools/calltime
 //	/tmp/calltime -engram /tmp/engram -db STORE.db
+//	/tmp/calltime -engram /tmp/engram -against /tmp/engram-before -db STORE.db -big 0
 package main
 
 import (
@@ -37,13 +40,14 @@ import (
 )
 
 type config struct {
-	engram, db, query, scope string
-	n, big                   int
+	engram, against, db, query, scope string
+	n, big                            int
 }
 
 func main() {
 	var c config
 	flag.StringVar(&c.engram, "engram", "engram", "the engram binary to time")
+	flag.StringVar(&c.against, "against", "", "another engram binary whose short in-process calls are timed in turns with -engram's")
 	flag.StringVar(&c.db, "db", "", "the store file (required; it is searched, and inject and the hook record uses in it)")
 	flag.StringVar(&c.query, "query", "which colour scheme does the user like", "the prompt of the short calls")
 	flag.StringVar(&c.scope, "scope", "", "ENGRAM_SCOPE of every call (k=v,k=v)")
@@ -74,6 +78,11 @@ func (c config) check() error {
 	}
 	if _, err := exec.LookPath(c.engram); err != nil {
 		return fmt.Errorf("-engram: %w", err)
+	}
+	if c.against != "" {
+		if _, err := exec.LookPath(c.against); err != nil {
+			return fmt.Errorf("-against: %w", err)
+		}
 	}
 	return nil
 }
@@ -117,20 +126,35 @@ func run(ctx context.Context, c config, w io.Writer) error {
 		return nil
 	}
 	hook := hookInput(c.query)
-	// short times the three short calls, in turns.
+	// short times the three short calls, in turns; in-process, each after
+	// the same call of -against's binary when there is one.
 	short := func(daemon bool) error {
-		where := " (in-process)"
-		if daemon {
-			where = " (daemon)"
+		bins := []string{c.engram}
+		if !daemon && c.against != "" {
+			bins = append(bins, c.against)
 		}
-		cli := func(stdin []byte, args ...string) func() error {
-			return func() error { return c.cli(ctx, daemon, stdin, args...) }
+		var calls []timedCall
+		for _, sc := range []struct {
+			name  string
+			stdin []byte
+			args  []string
+		}{
+			{"hook claude-code user-prompt-submit", hook, []string{"hook", "claude-code", "user-prompt-submit"}},
+			{"inject", nil, []string{"inject", c.query}},
+			{"search", nil, []string{"search", c.query}},
+		} {
+			for _, bin := range bins {
+				where := " (in-process)"
+				switch {
+				case daemon:
+					where = " (daemon)"
+				case len(bins) > 1:
+					where = " (in-process, " + bin + ")"
+				}
+				calls = append(calls, timedCall{name: sc.name + where, call: func() error { return c.cli(ctx, bin, daemon, sc.stdin, sc.args...) }})
+			}
 		}
-		return turns(
-			timedCall{name: "hook claude-code user-prompt-submit" + where, call: cli(hook, "hook", "claude-code", "user-prompt-submit")},
-			timedCall{name: "inject" + where, call: cli(nil, "inject", c.query)},
-			timedCall{name: "search" + where, call: cli(nil, "search", c.query)},
-		)
+		return turns(calls...)
 	}
 	if err := short(false); err != nil {
 		return err
@@ -139,7 +163,7 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	if c.big > 0 {
 		big = longPrompt(c.big, c.query)
 		in := hookInput(string(big))
-		if err := turns(timedCall{name: fmt.Sprintf("hook, %s prompt (in-process)", size(c.big)), call: func() error { return c.cli(ctx, false, in, "hook", "claude-code", "user-prompt-submit") }}); err != nil {
+		if err := turns(timedCall{name: fmt.Sprintf("hook, %s prompt (in-process)", size(c.big)), call: func() error { return c.cli(ctx, c.engram, false, in, "hook", "claude-code", "user-prompt-submit") }}); err != nil {
 			return err
 		}
 	}
@@ -174,11 +198,11 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	return tw.Flush()
 }
 
-// cli runs one engram command on the store, in-process (ENGRAM_DAEMON=off)
-// or as it chooses (the daemon when one serves the store), and fails when
-// it exits non-zero.
-func (c config) cli(ctx context.Context, daemon bool, stdin []byte, args ...string) error {
-	cmd := exec.CommandContext(ctx, c.engram, args...)
+// cli runs one command of the engram binary bin on the store, in-process
+// (ENGRAM_DAEMON=off) or as it chooses (the daemon when one serves the
+// store), and fails when it exits non-zero.
+func (c config) cli(ctx context.Context, bin string, daemon bool, stdin []byte, args ...string) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = c.env()
 	if !daemon {
 		cmd.Env = append(cmd.Env, "ENGRAM_DAEMON=off")

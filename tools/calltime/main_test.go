@@ -50,6 +50,7 @@ func TestCheck(t *testing.T) {
 		{"big shorter than the query", config{engram: "sh", db: "main.go", n: 1, big: 3, query: "a longer query"}, "-big 3"},
 		{"missing db", config{engram: "sh", db: "absent.db", n: 1}, "absent.db"},
 		{"missing binary", config{engram: "engram-that-is-not-there", db: "main.go", n: 1}, "-engram"},
+		{"missing binary to compare", config{engram: "sh", against: "engram-that-is-not-there", db: "main.go", n: 1}, "-against"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
