@@ -58,7 +58,7 @@ var configs = []config{
 	{avx2, 6, 2, 4},
 	// The same tile for the last rows of a product that do not fill six (a
 	// 14-token query's products are rows 6+6+2): a padded 6-row tile did
-	// the padding's work too, 29% more at 14 rows.
+	// the padding's work too, 29% more at 14 rows (docs/evaluation.md).
 	{avx2, 4, 2, 4},
 	{avx2, 2, 2, 4},
 }
