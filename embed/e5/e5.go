@@ -25,6 +25,14 @@ import (
 //go:embed multilingual-e5-small-q4.bin
 var model string
 
+// pieceTable is the model's piece lookup table (spm.Table), made ahead so
+// that a process does not hash 250,002 pieces before its first query;
+// TestPieceTable checks it against the model file and rewrites it with
+// -update.
+//
+//go:embed multilingual-e5-small-q4.spt
+var pieceTable string
+
 // Name is the model's name in its ids.
 const Name = "multilingual-e5-small-q4"
 
@@ -74,7 +82,7 @@ type Embedder struct {
 var _ embed.Embedder = (*Embedder)(nil)
 
 // New returns an embedder over the built-in model.
-func New(opts Options) (*Embedder, error) { return NewFromData(model, opts) }
+func New(opts Options) (*Embedder, error) { return newFromData(model, pieceTable, opts) }
 
 var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) { return New(Options{}) })
 
@@ -82,7 +90,11 @@ var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) { return New(Opt
 func Default() (*Embedder, error) { return defaultEmbedder() }
 
 // NewFromData returns an embedder over a model file's bytes.
-func NewFromData(data string, opts Options) (*Embedder, error) {
+func NewFromData(data string, opts Options) (*Embedder, error) { return newFromData(data, "", opts) }
+
+// newFromData is NewFromData with the pieces' lookup table made ahead for
+// data ("": built from the file).
+func newFromData(data, table string, opts Options) (*Embedder, error) {
 	if opts.BatchTokens < 0 || opts.Workers < 0 || opts.Windows < 0 {
 		return nil, fmt.Errorf("e5: negative option (BatchTokens %d, Workers %d, Windows %d)", opts.BatchTokens, opts.Workers, opts.Windows)
 	}
@@ -92,7 +104,7 @@ func NewFromData(data string, opts Options) (*Embedder, error) {
 	if opts.Windows == 0 {
 		opts.Windows = DefaultWindows
 	}
-	f, err := parse(data)
+	f, err := parse(data, table)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,7 @@ type file struct {
 	cfg      config
 	bos, eos int32
 	pieces   int
+	vocab    spm.Config // the pieces, scores and normaliser the tokenizer was built from
 	tok      *spm.Tokenizer
 	tensors  map[string]tensor
 }
@@ -116,8 +117,9 @@ func (r *reader) count(what string, limit int) int {
 }
 
 // parse reads the header, vocabulary, normaliser and directory of a model
-// file; the tensors' bytes stay where they are.
-func parse(data string) (*file, error) {
+// file; the tensors' bytes stay where they are. table is the pieces' lookup
+// table made ahead for this file (spm.Table), "" to build it.
+func parse(data, table string) (*file, error) {
 	r := &reader{s: data}
 	if r.take(4, "magic") != magic {
 		return nil, fmt.Errorf("e5: not a model file (no %s magic)", magic)
@@ -159,7 +161,7 @@ func parse(data string) (*file, error) {
 	if f.pieces == 0 {
 		return nil, fmt.Errorf("e5: model file has no vocabulary")
 	}
-	cfg := spm.Config{Pieces: make([]string, f.pieces), Scores: make([]float32, f.pieces), Unknown: unk}
+	cfg := spm.Config{Pieces: make([]string, f.pieces), Scores: make([]float32, f.pieces), Unknown: unk, Table: table}
 	for i := range f.pieces {
 		a, b := le32(offs[4*i:]), le32(offs[4*i+4:])
 		if a > b || uint64(b) > blob {
@@ -221,7 +223,7 @@ func parse(data string) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("e5: %w", err)
 	}
-	f.tok = tok
+	f.tok, f.vocab = tok, cfg
 	return f, nil
 }
 

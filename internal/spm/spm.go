@@ -20,11 +20,14 @@ type Config struct {
 	Norm   map[rune][]rune
 	// Unknown is the id of a character no piece covers.
 	Unknown int32
+	// Table, when set, is the pieces' lookup table made ahead by Table,
+	// used in place; New builds it otherwise.
+	Table string
 }
 
 // Tokenizer segments text into piece ids. It is safe for concurrent use.
 type Tokenizer struct {
-	ids      map[string]int32
+	ids      *table
 	scores   []float32
 	norm     map[rune][]rune
 	unk      int32
@@ -40,17 +43,26 @@ func New(c Config) (*Tokenizer, error) {
 	if c.Unknown < 0 || int(c.Unknown) >= len(c.Pieces) {
 		return nil, fmt.Errorf("spm: unknown id %d outside 0..%d", c.Unknown, len(c.Pieces)-1)
 	}
-	t := &Tokenizer{ids: make(map[string]int32, len(c.Pieces)), scores: c.Scores, norm: c.Norm, unk: c.Unknown, maxBytes: 1}
-	low := c.Scores[0]
-	for i, p := range c.Pieces {
-		low = min(low, c.Scores[i])
-		t.maxBytes = max(t.maxBytes, len(p))
-		if _, dup := t.ids[p]; p != "" && !dup && int32(i) != c.Unknown {
-			t.ids[p] = int32(i)
+	t := &Tokenizer{scores: c.Scores, norm: c.Norm, unk: c.Unknown}
+	if c.Table != "" {
+		tab, longest, err := readTable(c.Pieces, c.Table)
+		if err != nil {
+			return nil, err
+		}
+		t.ids, t.maxBytes = tab, longest
+	} else {
+		slots, mask, n := buildTable(c.Pieces, c.Unknown)
+		if n == 0 {
+			return nil, errors.New("spm: no usable piece")
+		}
+		t.ids, t.maxBytes = &table{pieces: c.Pieces, slots: string(slots), mask: mask}, 1
+		for _, p := range c.Pieces {
+			t.maxBytes = max(t.maxBytes, len(p))
 		}
 	}
-	if len(t.ids) == 0 {
-		return nil, errors.New("spm: no usable piece")
+	low := c.Scores[0]
+	for _, s := range c.Scores {
+		low = min(low, s)
 	}
 	t.unkScore = low - 10
 	return t, nil
@@ -77,7 +89,7 @@ func (t *Tokenizer) Encode(dst []int32, text string) []int32 {
 		}
 		b := starts[i]
 		for e := i + 1; e <= n && starts[e]-b <= t.maxBytes; e++ {
-			id, ok := t.ids[string(buf[b:starts[e]])]
+			id, ok := t.ids.find(buf[b:starts[e]])
 			if !ok {
 				continue
 			}

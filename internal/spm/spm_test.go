@@ -2,6 +2,7 @@ package spm
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -94,6 +95,86 @@ func FuzzEncode(f *testing.F) {
 		for _, id := range ids {
 			if id < 0 || int(id) >= tk.Size() {
 				t.Fatalf("id %d out of range", id)
+			}
+		}
+	})
+}
+
+// TestTableAhead: a tokenizer over a table made ahead (Table) segments as
+// one that builds it, duplicates and the unknown piece included.
+func TestTableAhead(t *testing.T) {
+	pieces := []string{"<unk>", "▁", "▁a", "b", "▁ab", "c", "▁abc", "bc", "é", "<s>", "b", "", "▁ab"}
+	scores := []float32{0, -2, -1, -1, -1.5, -1, -5, -0.5, -1, 0, -0.1, 0, -0.1}
+	norm := map[rune][]rune{'\t': {' '}}
+	built, err := New(Config{Pieces: pieces, Scores: scores, Norm: norm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead, err := New(Config{Pieces: pieces, Scores: scores, Norm: norm, Table: Table(pieces, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"", "abc", "a b\tc", "bbb", "<unk>", "<s>", "é", "xyz", "ab ab abc"} {
+		if a, b := built.Encode(nil, text), ahead.Encode(nil, text); !slices.Equal(a, b) {
+			t.Errorf("Encode(%q): %v built, %v ahead", text, a, b)
+		}
+	}
+	if id, ok := ahead.ids.find([]byte("b")); !ok || id != 3 {
+		t.Errorf(`"b" is id %d (%v), want the first of its two ids, 3`, id, ok)
+	}
+	for _, p := range []string{"<unk>", "", "▁abcd"} {
+		if id, ok := ahead.ids.find([]byte(p)); ok {
+			t.Errorf("%q found as id %d", p, id)
+		}
+	}
+}
+
+// TestTableRejects: a table that does not fit its pieces is refused with
+// what is wrong, never read past its end.
+func TestTableRejects(t *testing.T) {
+	pieces, scores := []string{"<unk>", "a", "b"}, []float32{0, -1, -1}
+	good := Table(pieces, 0)
+	for _, c := range []struct{ name, table string }{
+		{"short", good[:5]},
+		{"magic", "XXXX" + good[4:]},
+		{"another vocabulary", Table([]string{"<unk>", "a"}, 0)},
+		{"truncated slots", good[:len(good)-4]},
+		{"slots not a power of two", good[:4+8] + "\x03\x00\x00\x00" + good[16:16+12]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := New(Config{Pieces: pieces, Scores: scores, Table: c.table}); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+	if _, err := New(Config{Pieces: pieces, Scores: scores, Table: good}); err != nil {
+		t.Errorf("its own table: %v", err)
+	}
+}
+
+// FuzzTable: the table finds exactly what a map of the usable pieces (not
+// empty, not the unknown one, the first of duplicates) finds.
+func FuzzTable(f *testing.F) {
+	for _, s := range []string{"", "a|b|a", "<unk>|x||x|y", "▁|▁a|é|é"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, unk uint8) {
+		pieces := strings.Split(s, "|")
+		unknown := int32(int(unk) % len(pieces))
+		want := map[string]int32{}
+		for i, p := range pieces {
+			if _, dup := want[p]; p != "" && !dup && int32(i) != unknown {
+				want[p] = int32(i)
+			}
+		}
+		tab, _, err := readTable(pieces, Table(pieces, unknown))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range append(pieces, s, s+"|", "zz") {
+			id, ok := tab.find([]byte(k))
+			if w, wok := want[k]; ok != wok || id != w {
+				t.Fatalf("find(%q) = %d %v, want %d %v", k, id, ok, w, wok)
 			}
 		}
 	})
