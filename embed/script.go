@@ -101,16 +101,7 @@ func (s Scripts) Unread(text string) string {
 		if !unicode.IsLetter(r) {
 			continue
 		}
-		w, k := 1, len(scriptNames)
-		for j, sn := range scriptNames {
-			if unicode.Is(sn.table, r) {
-				if sn.dense {
-					w = 2
-				}
-				k = j
-				break
-			}
-		}
+		w, k := weigh(r)
 		if s.reads(nil, r) {
 			read += w
 			if read-unread >= len(text)-i {
@@ -125,6 +116,20 @@ func (s Scripts) Unread(text string) string {
 		return ""
 	}
 	return mostUnread(&counts)
+}
+
+// weigh is what a letter beyond ASCII counts for (two in a dense script,
+// one elsewhere) and its scriptNames entry (len(scriptNames): other).
+func weigh(r rune) (w, k int) {
+	for j, sn := range scriptNames {
+		if unicode.Is(sn.table, r) {
+			if sn.dense {
+				return 2, j
+			}
+			return 1, j
+		}
+	}
+	return 1, len(scriptNames)
 }
 
 // mostUnread names the script with the most unread letters in counts (by

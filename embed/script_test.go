@@ -49,8 +49,9 @@ func TestUnreadEmbedder(t *testing.T) {
 
 // unreadReference is Scripts.Unread as it was before its byte loop and
 // early stop: a plain loop that counts every rune, what
-// TestUnreadMatchesReference and FuzzScriptsUnread check it against (the
-// naming of the script from the counts, mostUnread, is shared).
+// TestUnreadMatchesReference and FuzzScriptsUnread check it against (a
+// letter's weight and script, weigh, and the naming of the script from the
+// counts, mostUnread, are shared: the counting is what is checked).
 func unreadReference(s Scripts, text string) string {
 	read, unread := 0, 0
 	var counts [16]int
@@ -67,16 +68,7 @@ func unreadReference(s Scripts, text string) string {
 			}
 			continue
 		}
-		w, k := 1, len(scriptNames)
-		for i, sn := range scriptNames {
-			if unicode.Is(sn.table, r) {
-				if sn.dense {
-					w = 2
-				}
-				k = i
-				break
-			}
-		}
+		w, k := weigh(r)
 		if s.reads(nil, r) {
 			read += w
 		} else {
