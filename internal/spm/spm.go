@@ -51,14 +51,11 @@ func New(c Config) (*Tokenizer, error) {
 		}
 		t.ids, t.maxBytes = tab, longest
 	} else {
-		slots, mask, n := buildTable(c.Pieces, c.Unknown)
+		slots, mask, n, longest := buildTable(c.Pieces, c.Unknown)
 		if n == 0 {
 			return nil, errors.New("spm: no usable piece")
 		}
-		t.ids, t.maxBytes = &table{pieces: c.Pieces, slots: string(slots), mask: mask}, 1
-		for _, p := range c.Pieces {
-			t.maxBytes = max(t.maxBytes, len(p))
-		}
+		t.ids, t.maxBytes = &table{pieces: c.Pieces, slots: string(slots), mask: mask}, longest
 	}
 	low := c.Scores[0]
 	for _, s := range c.Scores {

@@ -60,10 +60,12 @@ func (t *table) find(k []byte) (int32, bool) {
 }
 
 // buildTable hashes the usable pieces (not empty, not the unknown piece,
-// the first of duplicates) and returns the slots and how many it holds.
-func buildTable(pieces []string, unknown int32) (slots []byte, mask uint64, n int) {
-	usable := 0
+// the first of duplicates) and returns the slots, how many it holds and the
+// longest piece in bytes (at least 1).
+func buildTable(pieces []string, unknown int32) (slots []byte, mask uint64, n, longest int) {
+	usable, longest := 0, 1
 	for i, p := range pieces {
+		longest = max(longest, len(p))
 		if p != "" && int32(i) != unknown {
 			usable++
 		}
@@ -89,17 +91,13 @@ func buildTable(pieces []string, unknown int32) (slots []byte, mask uint64, n in
 			j = (j + 1) & mask
 		}
 	}
-	return slots, mask, n
+	return slots, mask, n, longest
 }
 
 // Table returns the lookup table New builds for pieces and the unknown id,
 // as bytes to keep next to the model (Config.Table).
 func Table(pieces []string, unknown int32) string {
-	slots, mask, _ := buildTable(pieces, unknown)
-	longest := 1
-	for _, p := range pieces {
-		longest = max(longest, len(p))
-	}
+	slots, mask, _, longest := buildTable(pieces, unknown)
 	var b []byte
 	b = append(b, tableMagic...)
 	for _, v := range []int{len(pieces), longest, int(mask + 1)} {
@@ -115,7 +113,7 @@ func Table(pieces []string, unknown int32) string {
 // for the model file itself).
 func readTable(pieces []string, b string) (*table, int, error) {
 	if len(b) < tableHeader || b[:len(tableMagic)] != tableMagic {
-		return nil, 0, errTable
+		return nil, 0, fmt.Errorf("%w: %d bytes without its %q header", errTable, len(b), tableMagic)
 	}
 	h := []byte(b[len(tableMagic):tableHeader])
 	n, longest, size := binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:])
