@@ -33,10 +33,19 @@ func TestParallelShapes(t *testing.T) {
 	}
 }
 
-// TestConcurrentProducts has many goroutines multiply through one shared
-// PackedB at once, each product split across the workers (run with -race).
+// TestConcurrentProducts has goroutines multiply through one shared PackedB
+// at once, each product split across the workers: parked between products,
+// or spinning under overlapping Holds (some released twice, goroutine 0
+// never holding), where the board's offers are reused product after
+// product. Every product is within the float64 reference's bound and bit
+// for bit the serial one (run with -race).
 func TestConcurrentProducts(t *testing.T) {
-	forceParallel(t)
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held=%t", held), func(t *testing.T) { concurrentProducts(t, held) })
+	}
+}
+
+func concurrentProducts(t *testing.T, held bool) {
 	const m, n, k, goroutines = 37, 70, 45, 8
 	rounds := 40
 	if testing.Short() {
@@ -47,33 +56,57 @@ func TestConcurrentProducts(t *testing.T) {
 	p := PackB(b, n, k)
 	as := make([][]float32, goroutines)
 	refs := make([]*reference, goroutines)
+	serial := make([][]float32, goroutines)
+	prev := SetMaxThreads(1)
 	for g := range as {
 		as[g] = randMat(r, m*k)
 		refs[g] = newReference(as[g], b, bias, m, n, k)
+		serial[g] = make([]float32, m*n)
+		p.MatMulTBias(serial[g], as[g], bias, m)
 	}
+	SetMaxThreads(prev)
+	forceParallel(t)
 	var wg sync.WaitGroup
 	errs := make(chan string, goroutines)
 	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			c := make([]float32, m*n)
-			for range rounds {
-				p.MatMulTBias(c, as[g], bias, m)
-				for i, w := range refs[g].want {
-					if d := float64(c[i]) - w; d > refs[g].bound[i] || d < -refs[g].bound[i] {
-						errs <- "wrong product under concurrency"
-						return
+			x := make([]float32, m*n)
+			for round := range rounds {
+				release := func() {}
+				if held && g > 0 {
+					release = Hold()
+				}
+				for range 3 {
+					p.MatMulTBias(c, as[g], bias, m)
+					for i, w := range refs[g].want {
+						if d := float64(c[i]) - w; d > refs[g].bound[i] || d < -refs[g].bound[i] {
+							errs <- fmt.Sprintf("goroutine %d round %d: c[%d] = %g, the reference %g", g, round, i, c[i], w)
+							return
+						}
+						if math.Float32bits(c[i]) != math.Float32bits(serial[g][i]) {
+							errs <- fmt.Sprintf("goroutine %d round %d: c[%d] = %g, serially %g", g, round, i, c[i], serial[g][i])
+							return
+						}
 					}
+					copy(x, c)
+					GELU(x)
 				}
 				MatMulT(c, as[g], b, m, n, k)
+				release()
+				if round%3 == 0 {
+					release() // a second call releases nothing more
+				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+	if h := holds.Load(); h != 0 {
+		t.Fatalf("%d holds left after every release", h)
 	}
 }
 
@@ -155,68 +188,6 @@ func TestNoAllocs(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestHeldProducts has goroutines multiply under overlapping Holds, some
-// releasing twice and one never holding, each product split across the
-// spinning workers and checked bit for bit against the serial product (run
-// with -race: the board's offers are reused product after product).
-func TestHeldProducts(t *testing.T) {
-	const m, n, k, goroutines = 29, 70, 45, 6
-	rounds := 60
-	if testing.Short() {
-		rounds = 15
-	}
-	r := rand.New(rand.NewPCG(19, 20))
-	b, bias := randMat(r, n*k), randMat(r, n)
-	p := PackB(b, n, k)
-	as := make([][]float32, goroutines)
-	wants := make([][]float32, goroutines)
-	prev := SetMaxThreads(1)
-	for g := range as {
-		as[g] = randMat(r, m*k)
-		wants[g] = make([]float32, m*n)
-		p.MatMulTBias(wants[g], as[g], bias, m)
-	}
-	SetMaxThreads(prev)
-	forceParallel(t)
-	var wg sync.WaitGroup
-	errs := make(chan string, goroutines)
-	for g := range goroutines {
-		wg.Go(func() {
-			c := make([]float32, m*n)
-			x := make([]float32, m*n)
-			for round := range rounds {
-				release := func() {}
-				if g > 0 {
-					release = Hold()
-				}
-				for range 3 {
-					p.MatMulTBias(c, as[g], bias, m)
-					for i := range c {
-						if math.Float32bits(c[i]) != math.Float32bits(wants[g][i]) {
-							errs <- fmt.Sprintf("goroutine %d round %d: c[%d] = %g, serially %g", g, round, i, c[i], wants[g][i])
-							return
-						}
-					}
-					copy(x, c)
-					GELU(x)
-				}
-				release()
-				if round%3 == 0 {
-					release() // a second call releases nothing more
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
-	}
-	if h := holds.Load(); h != 0 {
-		t.Fatalf("%d holds left after every release", h)
 	}
 }
 
