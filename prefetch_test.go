@@ -113,11 +113,11 @@ func TestSearchPrefetch(t *testing.T) {
 	}
 }
 
-// TestFirstQuery: Options.FirstQuery starts the query's embedding as the
-// store opens (SQLite, or another backend), and the first search of that
-// text takes the vector: the model embeds it once, and the search answers
-// as the same search does after it. A first search of another text embeds
-// its own; without a model nothing starts.
+// TestFirstQuery: with Options.FirstQuery set, on SQLite or another backend,
+// the first search's text is embedded once in all (by Open or by the search)
+// and the search answers as the same search does after it; a first search
+// of another text embeds its own; without a model nothing is embedded.
+// TestFirstQueryTaken shows the search takes the vector Open started.
 func TestFirstQuery(t *testing.T) {
 	dir := t.TempDir()
 	seed := []*engram.Memory{
