@@ -18,13 +18,16 @@ func init() { register(newVersion) }
 
 // build says what this binary was built from.
 type build struct {
-	Version  string          `json:"version"`          // module version, else "devel"
-	Commit   string          `json:"commit,omitempty"` // full hash
-	Modified bool            `json:"modified,omitempty"`
-	Date     string          `json:"date,omitempty"` // the commit's time, RFC 3339
-	Go       string          `json:"go"`
-	Platform string          `json:"platform"`
-	Models   []builtin.Model `json:"models,omitempty"`
+	Version  string `json:"version"`          // module version, else "devel"
+	Commit   string `json:"commit,omitempty"` // full hash
+	Modified bool   `json:"modified,omitempty"`
+	Date     string `json:"date,omitempty"` // the commit's time, RFC 3339
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+	// Cgo: built with CGO_ENABLED=1, which links the C library dynamically
+	// (for net's resolver only): each process starts about 1 ms later.
+	Cgo    bool            `json:"cgo,omitempty"`
+	Models []builtin.Model `json:"models,omitempty"`
 }
 
 // commit and date may be set at link time, for a build without version
@@ -64,6 +67,8 @@ func buildFrom(info *debug.BuildInfo) build {
 			b.Date = s.Value
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
+		case "CGO_ENABLED":
+			b.Cgo = s.Value == "1"
 		}
 	}
 	if b.Commit == "" && commit != "" {
@@ -136,7 +141,13 @@ func writeVersion(w io.Writer, b build) error {
 	if date == "" {
 		date = "unknown"
 	}
-	fmt.Fprintf(&s, "commit:   %s\ndate:     %s\ngo:       %s %s\nmodels:\n", commit, date, b.Go, b.Platform)
+	fmt.Fprintf(&s, "commit:   %s\ndate:     %s\ngo:       %s %s\n", commit, date, b.Go, b.Platform)
+	if b.Cgo {
+		// Nothing in Engram needs cgo: only net's resolver uses it when a C
+		// compiler is found, and the dynamic link costs every call.
+		s.WriteString("cgo:      on (each call starts about 1 ms later; CGO_ENABLED=0 go install builds without it)\n")
+	}
+	s.WriteString("models:\n")
 	width := 0
 	for _, m := range b.Models {
 		width = max(width, len(m.Name))

@@ -28,7 +28,7 @@ func TestBuildFrom(t *testing.T) {
 		want    build
 		short   string
 	}{
-		{"go build in a checkout", "(devel)", vcs("vcs.revision", "b335e1ae2455f0d0c0ffee00000000000000000a", "vcs.time", "2026-12-05T07:39:55Z", "vcs.modified", "true"),
+		{"go build in a checkout", "(devel)", vcs("vcs.revision", "b335e1ae2455f0d0c0ffee00000000000000000a", "vcs.time", "2026-12-05T07:39:55Z", "vcs.modified", "true", "CGO_ENABLED", "0"),
 			build{Version: "devel", Commit: "b335e1ae2455f0d0c0ffee00000000000000000a", Date: "2026-12-05T07:39:55Z", Modified: true},
 			"devel (commit b335e1ae2455, modified, go1.99)"},
 		{"go install of a pseudo-version", "v0.0.0-20261205073955-b335e1ae2455", nil,
@@ -38,6 +38,7 @@ func TestBuildFrom(t *testing.T) {
 			build{Version: "v1.2.4-0.20261205073955-b335e1ae2455+dirty", Commit: "b335e1ae2455", Date: "2026-12-05T07:39:55Z"},
 			"v1.2.4-0.20261205073955-b335e1ae2455+dirty (commit b335e1ae2455, go1.99)"},
 		{"go install of a tag", "v1.2.3", nil, build{Version: "v1.2.3"}, "v1.2.3 (commit unknown, go1.99)"},
+		{"go install with a C compiler", "v1.2.3", vcs("CGO_ENABLED", "1"), build{Version: "v1.2.3", Cgo: true}, "v1.2.3 (commit unknown, go1.99)"},
 		{"no version control stamp", "(devel)", nil, build{Version: "devel"}, "devel (commit unknown, go1.99)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,7 +81,7 @@ func TestVersionCommand(t *testing.T) {
 	}
 	var w strings.Builder
 	fixed := build{Version: "v1.2.3", Commit: "b335e1ae2455f0d0c0ffee00000000000000000a", Date: "2026-12-05T07:39:55Z",
-		Go: "go1.99", Platform: "linux/amd64", Models: b.Models}
+		Go: "go1.99", Platform: "linux/amd64", Cgo: true, Models: b.Models}
 	if err := writeVersion(&w, fixed); err != nil {
 		t.Fatal(err)
 	}
