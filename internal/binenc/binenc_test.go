@@ -142,9 +142,21 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := NewReader(bytes.NewReader(in), int64(len(in)))
+		if len(in)%3 == 1 {
+			r = NewBytesReader(in) // decodes in place: BytesView returns views
+		} else if len(in)%3 == 2 {
+			r = NewPayloadReader(in) // no trailer, never checksummed
+		}
 		for r.Err() == nil && r.Remaining() > 0 {
 			before := r.Remaining()
-			switch before % 6 {
+			if off := r.Offset(); off+before != int64(len(in))-TrailerSize && off+before != int64(len(in)) {
+				t.Fatalf("offset %d with %d left of %d bytes", off, before, len(in))
+			}
+			switch before % 7 {
+			case 6:
+				if b := r.BytesView(); int64(len(b)) > before {
+					t.Fatalf("a view of %d bytes from %d", len(b), before)
+				}
 			case 5:
 				if b, reg := r.Mappable(0); int64(len(b)) > before || reg != nil {
 					t.Fatalf("%d bytes from %d (mapped %v)", len(b), before, reg != nil)

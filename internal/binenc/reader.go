@@ -158,6 +158,9 @@ func (r *Reader) Uint64() uint64 {
 // Int64 reads 8 bytes.
 func (r *Reader) Int64() int64 { return int64(r.Uint64()) }
 
+// Offset is the number of payload bytes read so far.
+func (r *Reader) Offset() int64 { return r.payload - r.left }
+
 // Bool reads what Writer.Bool wrote; anything but 0 or 1 is corrupt.
 func (r *Reader) Bool() bool {
 	switch r.Uint32() {
@@ -214,6 +217,28 @@ func (r *Reader) Bytes() []byte {
 	n := r.Count(1)
 	if n == 0 {
 		return nil
+	}
+	b := make([]byte, n)
+	if !r.raw(b) {
+		return nil
+	}
+	return b
+}
+
+// BytesView reads what Bytes reads. A Reader that decodes its whole input
+// where it lies (NewBytesReader, NewPayloadReader, a section of a view)
+// returns a slice of that input, valid as long as the input is, not a copy:
+// for a decoder that only looks at the bytes. Other Readers return a copy.
+func (r *Reader) BytesView() []byte {
+	n := r.Count(1)
+	if n == 0 {
+		return nil
+	}
+	if _, whole := r.src.(eofReader); whole && r.end-r.pos >= n {
+		b := r.buf[r.pos : r.pos+n : r.pos+n]
+		r.pos += n
+		r.left -= int64(n)
+		return b
 	}
 	b := make([]byte, n)
 	if !r.raw(b) {

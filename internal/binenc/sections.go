@@ -15,8 +15,10 @@ package binenc
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // footerSize is the size of the footer: the table of contents' offset.
@@ -210,6 +212,61 @@ func newLazyReader(b []byte) *Reader {
 		rd.end = 0
 	}
 	return rd
+}
+
+// NewPayloadReader returns a Reader of b, a payload with no trailer, that
+// decodes from b itself and never checksums it: for decoding again, later,
+// bytes a Reader has verified (MapPayload). Its Verify fails; use Unchecked.
+func NewPayloadReader(b []byte) *Reader {
+	n := int64(len(b))
+	return &Reader{src: eofReader{}, buf: b, end: len(b), left: n, payload: n, lazy: true}
+}
+
+// Rest reads the rest of the payload into a new slice, checksummed as
+// read: what MapPayload would have mapped (from the read position on),
+// where it could not map.
+func (r *Reader) Rest() []byte {
+	b := make([]byte, r.left)
+	if !r.raw(b) {
+		return nil
+	}
+	return b
+}
+
+// SkipRest consumes the rest of the payload, checksummed, keeping none of
+// it: after a decoder read it from elsewhere (MapPayload).
+func (r *Reader) SkipRest() bool {
+	if r.err != nil {
+		return false
+	}
+	return r.skip(int(r.left))
+}
+
+// MapPayload maps the payload of the Reader's section (all of it, whatever
+// has been read) through the mapper Sections.SetMapper gave, so that the
+// bytes outlive the Reader and the input it reads (a view unmapped after
+// the load): for a decoder that keeps them to decode later. The section
+// need not start on a page: the mapping starts at the page that holds it.
+// It fails without a mapper, or where mapping fails; the bytes are those
+// checked only once the Reader is verified. The caller closes the Closer
+// once nothing uses the bytes.
+func (r *Reader) MapPayload() ([]byte, io.Closer, error) {
+	if r.mapper == nil {
+		return nil, nil, errors.New("binenc: no mapper for this input")
+	}
+	page := int64(os.Getpagesize())
+	off := r.base - r.base%page
+	lead := int(r.base - off)
+	n := lead + int(r.payload)
+	b, c, err := r.mapper(off, n, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(b) != n {
+		c.Close()
+		return nil, nil, fmt.Errorf("binenc: mapped %d bytes, want %d", len(b), n)
+	}
+	return b[lead:n:n], c, nil
 }
 
 // eofReader is an empty input.

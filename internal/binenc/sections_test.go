@@ -276,3 +276,97 @@ func FuzzSections(f *testing.F) {
 		}
 	})
 }
+
+// TestPayload: a section's payload taken whole, to be decoded later: mapped
+// from the file (MapPayload, from the page that holds the section, which
+// need not start on one) or read (Rest), then the section consumed
+// (SkipRest) and verified; a view returns BytesView's bytes in place, a
+// streamed Reader copies them.
+func TestPayload(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.String("head of 21 bytes")
+	w.EndSection()
+	want := [][]byte{pattern(5000, 3), pattern(70000, 9), {1, 2, 3}}
+	for _, p := range want {
+		w.Bytes(p)
+		w.Uint32(uint32(len(p)))
+		w.EndSection()
+	}
+	if err := w.FinishSections(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	file := filepath.Join(t.TempDir(), "payload")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, mode := range []string{"streamed", "view", "mapped"} {
+		t.Run(mode, func(t *testing.T) {
+			s, err := OpenSections(f, int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mode != "streamed" {
+				s.SetView(data)
+			}
+			if mode == "mapped" {
+				s.SetMapper(mmap.Mapper(f))
+			}
+			_ = s.Next().String()
+			for i, p := range want {
+				r := s.Next()
+				payload, c, err := r.MapPayload()
+				switch {
+				case mode == "mapped" && err != nil && runtime.GOOS == "linux":
+					t.Fatalf("section %d: %v", i, err)
+				case err == nil:
+					defer c.Close()
+					if !r.SkipRest() {
+						t.Fatal(r.Err())
+					}
+				default:
+					payload = r.Rest()
+				}
+				if err := r.Verify(); err != nil {
+					t.Fatalf("section %d: %v", i, err)
+				}
+				in := NewPayloadReader(payload)
+				got := in.BytesView()
+				if !bytes.Equal(got, p) || in.Uint32() != uint32(len(p)) || in.Remaining() != 0 || in.Unchecked() != nil {
+					t.Fatalf("section %d: payload decodes as %d bytes, want %d", i, len(got), len(p))
+				}
+				if len(got) > 0 && &got[0] != &payload[8] {
+					t.Fatalf("section %d: BytesView copied from a payload in memory", i)
+				}
+			}
+		})
+	}
+	// A corrupt byte in a payload taken by SkipRest fails its Verify.
+	bad := bytes.Clone(data)
+	spans, err := Spans(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad[spans[2][0]+100] ^= 1
+	s, err := OpenSections(bytes.NewReader(bad), int64(len(bad)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetView(bad)
+	s.Next()
+	s.Next()
+	r := s.Next()
+	if !r.SkipRest() || !errors.Is(r.Verify(), ErrCorrupt) {
+		t.Fatal("a changed byte passed Verify after SkipRest")
+	}
+	// Without a mapper there is nothing to map.
+	if _, _, err := NewBytesReader(data[:spans[1][0]+spans[1][1]]).MapPayload(); err == nil {
+		t.Fatal("MapPayload without a mapper")
+	}
+}

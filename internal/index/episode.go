@@ -135,7 +135,7 @@ func (ix *Index) flush() {
 	}
 	parallel.Split(min(runtime.GOMAXPROCS(0), max(1, len(todo)/64)), len(todo), func(_, lo, hi int) {
 		for _, i := range todo[lo:hi] {
-			own[i] = ix.tokens(ix.docs[docs[i]])
+			own[i] = ix.tokens(ix.doc(docs[i]))
 		}
 	})
 	texts := make(map[uint32][]string, len(docs))
@@ -146,7 +146,7 @@ func (ix *Index) flush() {
 	var missing []uint32
 	neighbours := make([][]uint32, len(docs))
 	for i, doc := range docs {
-		m := ix.docs[doc]
+		m := ix.doc(doc)
 		if ix.needsContext(m) {
 			neighbours[i] = ix.neighbourDocs(doc, m, ix.ctx.Neighbours)
 			for _, n := range neighbours[i] {
@@ -160,7 +160,7 @@ func (ix *Index) flush() {
 	got := make([][]string, len(missing))
 	parallel.Split(min(runtime.GOMAXPROCS(0), max(1, len(missing)/64)), len(missing), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			got[k] = ix.tok.Tokens(ix.docs[missing[k]].Text)
+			got[k] = ix.tok.Tokens(ix.doc(missing[k]).Text)
 		}
 	})
 	for k, n := range missing {
@@ -189,14 +189,15 @@ func (ix *Index) docDoc(doc uint32) *memory.Memory {
 	if int(doc) >= len(ix.docs) {
 		return nil
 	}
-	return ix.docs[doc]
+	return ix.doc(doc)
 }
 
 // position is where m stands in the episode list l (or would be inserted),
 // and whether the memory there is doc.
 func (ix *Index) position(l []uint32, m *memory.Memory) (int, bool) {
 	return slices.BinarySearchFunc(l, m, func(d uint32, m *memory.Memory) int {
-		return memory.EpisodeOrder(ix.docs[d], m)
+		seq, at, id := ix.orderAt(d)
+		return memory.NeighbourOrder(memory.Neighbour{Seq: seq, OccurredAt: at, ID: id}, memory.Neighbour{Seq: m.Seq, OccurredAt: m.OccurredAt, ID: m.ID})
 	})
 }
 
@@ -289,28 +290,30 @@ func (ix *Index) Neighbours(key string, k int) (before, after []*memory.Memory) 
 	if !ok || k <= 0 {
 		return nil, nil
 	}
-	b, a := ix.around(doc, ix.docs[doc], k)
+	b, a := ix.around(doc, ix.doc(doc), k)
 	for _, d := range b {
-		before = append(before, ix.docs[d])
+		before = append(before, ix.doc(d))
 	}
 	for _, d := range a {
-		after = append(after, ix.docs[d])
+		after = append(after, ix.doc(d))
 	}
 	return before, after
 }
 
-// rebuildEpisodes builds the episode lists from the memories (after a
-// snapshot read), without re-indexing anything.
+// rebuildEpisodes builds the episode lists from the episode postings and
+// what the snapshot read recorded of each memory (after a snapshot read),
+// without re-indexing or decoding anything.
 func (ix *Index) rebuildEpisodes() {
 	ix.episodes = map[string][]uint32{}
-	for doc, m := range ix.docs {
-		if m != nil && m.Episode != "" {
-			key := m.EpisodeKey()
-			ix.episodes[key] = append(ix.episodes[key], uint32(doc))
-		}
+	for episode, docs := range ix.episodeP {
+		docs.ForEach(func(doc uint32) bool {
+			key := ix.episodeKeyAt(doc, episode)
+			ix.episodes[key] = append(ix.episodes[key], doc)
+			return true
+		})
 	}
 	for _, l := range ix.episodes {
-		slices.SortFunc(l, func(a, b uint32) int { return memory.EpisodeOrder(ix.docs[a], ix.docs[b]) })
+		slices.SortFunc(l, ix.episodeOrder)
 	}
 }
 

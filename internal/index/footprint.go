@@ -25,10 +25,18 @@ type Footprint struct {
 const mapEntry = 40
 
 // Footprint measures the index. The caller holds at least a read lock.
+// A memory still pending in its snapshot (lazy.go) counts its record's
+// bytes (mapped: resident as far as touched) and what the index keeps of it.
 func (ix *Index) Footprint() Footprint {
 	var f Footprint
-	for _, m := range ix.docs {
+	for doc := range ix.docs {
 		f.Memories += 8 // the slot
+		m := ix.decoded(uint32(doc))
+		if m == nil && ix.pendingAt(uint32(doc)) {
+			rc := &ix.pend.rec[doc]
+			f.Memories += rc.end - rc.off
+			continue
+		}
 		if m == nil {
 			continue
 		}
@@ -49,6 +57,9 @@ func (ix *Index) Footprint() Footprint {
 		f.Lookup += mapEntry + 4 + 16 + int64(len(k))
 	}
 	f.Lookup += 8*int64(cap(ix.created)+cap(ix.occurred)+cap(ix.superAt)) + 4*int64(cap(ix.free))
+	if ix.pend != nil {
+		f.Lookup += int64(cap(ix.pend.rec)) * int64(unsafe.Sizeof(record{}))
+	}
 	for k, l := range ix.episodes {
 		f.Lookup += mapEntry + 24 + int64(len(k)) + 4*int64(cap(l))
 	}

@@ -64,7 +64,7 @@ func FuzzReadSnapshot(f *testing.F) {
 			}
 		}
 		reseal(data, spans)
-		got, err := load(data, tokenize.DefaultOptions())
+		got, err := loadFrom(data, tokenize.DefaultOptions(), at%2 == 1)
 		if err != nil {
 			return
 		}
@@ -86,6 +86,9 @@ func FuzzReadSnapshot(f *testing.F) {
 			}
 		}
 		got.Each(nil, func(m *memory.Memory) bool { _ = m.Key(); return true })
+		if err := got.Corrupt(); err != nil {
+			t.Fatalf("a memory of an accepted snapshot does not decode: %v", err)
+		}
 		if _, err := load(snapshotOf(t, got), tokenize.DefaultOptions()); err != nil {
 			t.Fatalf("an accepted snapshot does not round-trip: %v", err)
 		}

@@ -4,6 +4,8 @@
 package index
 
 import (
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/engram-memory/engram/internal/ann"
@@ -56,11 +58,16 @@ type Index struct {
 	wantGraphs bool
 	building   map[string]*GraphBuild // builds under way, by model
 
-	docs     []*memory.Memory  // by doc number; nil for a free slot
-	created  []int64           // created_at (unix nanos) by doc number
-	occurred []int64           // occurred_at (unix nanos) by doc number
-	superAt  []int64           // when a superseding memory occurred, by doc number; noSuperseder for none
-	byKey    map[string]uint32 // memory.Key → doc: ids are per-scope namespaces
+	// docs holds the memories by doc number: nil for a free slot, and for
+	// one whose memory is still pending in the snapshot it was read from
+	// (pend; lazy.go). Read through doc, written through setDoc.
+	docs     []*memory.Memory
+	pend     *pending
+	lazyErr  atomic.Pointer[error] // a pending memory that failed to decode (Corrupt)
+	created  []int64               // created_at (unix nanos) by doc number
+	occurred []int64               // occurred_at (unix nanos) by doc number
+	superAt  []int64               // when a superseding memory occurred, by doc number; noSuperseder for none
+	byKey    map[string]uint32     // memory.Key → doc: ids are per-scope namespaces
 	free     []uint32
 
 	// Filter postings: "key=value" for scope, and exact values for the rest.
@@ -175,7 +182,7 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 	doc, ok := ix.byKey[key]
 	var old *memory.Memory
 	if ok {
-		old = ix.docs[doc]
+		old = ix.doc(doc)
 		ix.unpost(doc)
 		ix.detach(doc, old, m)
 	} else {
@@ -183,7 +190,7 @@ func (ix *Index) PutAnalyzed(a Analyzed) {
 		ix.byKey[key] = doc
 		ix.live.Add(doc)
 	}
-	ix.docs[doc] = m
+	ix.setDoc(doc, m)
 	ix.created[doc] = m.CreatedAt.UnixNano()
 	ix.occurred[doc] = m.OccurredAt.UnixNano()
 	ix.superAt[doc] = noSuperseder
@@ -255,9 +262,9 @@ func (ix *Index) SetUsageKey(key string, uses int64, demand float64, at *time.Ti
 	if !ok {
 		return false
 	}
-	updated := *ix.docs[doc]
+	updated := *ix.doc(doc)
 	updated.Uses, updated.Demand, updated.DemandAt = uses, demand, at
-	ix.docs[doc] = &updated
+	ix.setDoc(doc, &updated)
 	return true
 }
 
@@ -267,12 +274,12 @@ func (ix *Index) Delete(key string) {
 	if !ok {
 		return
 	}
-	old := ix.docs[doc]
+	old := ix.doc(doc)
 	ix.unpost(doc)
 	ix.detach(doc, old, nil)
 	delete(ix.byKey, key)
 	ix.live.Remove(doc)
-	ix.docs[doc] = nil
+	ix.setDoc(doc, nil)
 	ix.setSuperAt(doc, nil)
 	ix.free = append(ix.free, doc)
 	if ix.batch == 0 {
@@ -295,7 +302,7 @@ func (ix *Index) alloc() uint32 {
 
 // unpost removes doc from every structure but keeps its number.
 func (ix *Index) unpost(doc uint32) {
-	m := ix.docs[doc]
+	m := ix.doc(doc)
 	ix.bm.Remove(doc)
 	for model, vi := range ix.vecs {
 		if vi.Has(doc) {
@@ -337,7 +344,7 @@ func unpost(p map[string]*docset.Set, key string, doc uint32) {
 // Get returns the memory with key (memory.Key), or nil.
 func (ix *Index) Get(key string) *memory.Memory {
 	if doc, ok := ix.byKey[key]; ok {
-		return ix.docs[doc]
+		return ix.doc(doc)
 	}
 	return nil
 }
@@ -346,16 +353,17 @@ func (ix *Index) Get(key string) *memory.Memory {
 // the index: for the rare change-log entry that names an id only.
 func (ix *Index) KeysOf(id string) []string {
 	var out []string
-	for _, m := range ix.docs {
-		if m != nil && m.ID == id {
-			out = append(out, m.Key())
+	ix.live.ForEach(func(doc uint32) bool {
+		if key := ix.keyAt(doc); strings.HasPrefix(key, id+"\x00") {
+			out = append(out, key)
 		}
-	}
+		return true
+	})
 	return out
 }
 
 // Doc returns the memory with document number doc.
-func (ix *Index) Doc(doc uint32) *memory.Memory { return ix.docs[doc] }
+func (ix *Index) Doc(doc uint32) *memory.Memory { return ix.doc(doc) }
 
 // DocOf returns the document number of the memory with key (memory.Key).
 func (ix *Index) DocOf(key string) (uint32, bool) {
@@ -365,9 +373,11 @@ func (ix *Index) DocOf(key string) (uint32, bool) {
 
 // Each calls fn for every memory (in no particular order) until it returns false.
 func (ix *Index) Each(allow *docset.Set, fn func(*memory.Memory) bool) {
-	for doc, m := range ix.docs {
-		if m != nil && allow.Has(uint32(doc)) && !fn(m) {
-			return
+	for doc := range ix.docs {
+		if allow.Has(uint32(doc)) {
+			if m := ix.doc(uint32(doc)); m != nil && !fn(m) {
+				return
+			}
 		}
 	}
 }
@@ -419,8 +429,8 @@ func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
 		if f.Until != nil {
 			hi = f.Until.UnixNano()
 		}
-		for doc, m := range ix.docs {
-			if c := ix.created[doc]; m != nil && c >= lo && c < hi {
+		for doc, c := range ix.created {
+			if c >= lo && c < hi && ix.live.Has(uint32(doc)) {
 				span.Add(uint32(doc))
 			}
 		}
@@ -442,11 +452,10 @@ func (ix *Index) Allowed(f *memory.Filter) *docset.Set {
 // inside one of the windows.
 func (ix *Index) OccurredIn(windows []memory.TimeWindow, allow *docset.Set) *docset.Set {
 	out := docset.New(len(ix.docs))
-	for doc, m := range ix.docs {
-		if m == nil || !allow.Has(uint32(doc)) {
+	for doc, t := range ix.occurred {
+		if !ix.live.Has(uint32(doc)) || !allow.Has(uint32(doc)) {
 			continue
 		}
-		t := ix.occurred[doc]
 		for _, w := range windows {
 			if t >= w.Since.UnixNano() && t < w.Until.UnixNano() {
 				out.Add(uint32(doc))

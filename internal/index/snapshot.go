@@ -7,14 +7,17 @@ package index
 // decodes them on all cores at once. Document numbers, free slots and
 // posting order are kept exactly, so a loaded index answers every search as
 // the written one did; the id map, creation times and filter postings are
-// rebuilt from the memories (cheap, chunk by chunk as they are decoded), and
+// rebuilt from a light pass over the memories' records (cheap, chunk by
+// chunk), which stay pending in their chunks until used (lazy.go), and
 // everything read is checked for consistency before it is used.
 
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +26,7 @@ import (
 	"github.com/engram-memory/engram/internal/ann"
 	"github.com/engram-memory/engram/internal/binenc"
 	"github.com/engram-memory/engram/internal/bm25"
+	"github.com/engram-memory/engram/internal/docset"
 	"github.com/engram-memory/engram/internal/tokenize"
 	"github.com/engram-memory/engram/internal/vector"
 	"github.com/engram-memory/engram/memory"
@@ -88,7 +92,15 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 	w.EndSection()
 	var c memoryCodec
 	for lo := 0; lo < len(ix.docs); lo += chunk {
-		for _, m := range ix.docs[lo:min(lo+chunk, len(ix.docs))] {
+		for doc := lo; doc < min(lo+chunk, len(ix.docs)); doc++ {
+			m := ix.decoded(uint32(doc))
+			if m == nil && ix.pendingAt(uint32(doc)) {
+				// Unchanged since it was read: its record as it was.
+				rc := &ix.pend.rec[doc]
+				w.Bool(true)
+				w.RawBytes(ix.pend.data[doc/ix.pend.chunk][rc.off:rc.end])
+				continue
+			}
 			w.Bool(m != nil)
 			if m != nil {
 				c.write(w, m)
@@ -200,6 +212,17 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 	done := make([]chan struct{}, nchunks)
 	var intern sync.Mutex // guards ix.scopes and ix.embeds while chunks decode
 	keys := make([]chunkKeys, nchunks)
+	// The memories stay in their chunks (lazy.go): mapped from the file,
+	// where it can be, else read.
+	data := make([][]byte, nchunks)
+	var closers []io.Closer
+	for i, r := range chunks {
+		if b, c, err := r.MapPayload(); err == nil {
+			data[i] = b
+			closers = append(closers, c)
+		}
+	}
+	ix.pend = newPending(int(chunk), n, data, closers)
 	for i, r := range chunks {
 		done[i] = make(chan struct{})
 		lo := i * int(chunk)
@@ -209,7 +232,16 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 			if failed.Load() {
 				return
 			}
-			if err := ix.readChunk(r, lo, hi, &intern, &keys[i]); err != nil {
+			if data[i] == nil {
+				data[i] = r.Rest()
+			} else {
+				r.SkipRest()
+			}
+			err := r.Err()
+			if err == nil {
+				err = ix.readChunk(r, data[i], lo, hi, &intern, &keys[i])
+			}
+			if err != nil {
 				fail(fmt.Errorf("index snapshot memories %d-%d: %w", lo, hi-1, err))
 			}
 		})
@@ -288,8 +320,11 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 	for i, model := range models {
 		vi := vecs[i]
 		for doc := range vi.Docs() {
-			m := ix.docAt(doc)
-			if m == nil || m.Embedding == nil || m.Embedding.Model != model || m.Embedding.Dim != vi.Dim() {
+			var e *memory.Embedding
+			if int(doc) < n && ix.live.Has(doc) {
+				e = ix.embeddingAt(doc)
+			}
+			if e == nil || e.Model != model || e.Dim != vi.Dim() {
 				return corrupt("vector of model %q for document %d that has none", model, doc)
 			}
 		}
@@ -310,10 +345,15 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 	if ix.bm.Len() != len(ix.byKey) {
 		return corrupt("%d memories but %d in BM25", len(ix.byKey), ix.bm.Len())
 	}
-	for doc, m := range ix.docs {
-		if m != nil && !ix.bm.Has(uint32(doc)) {
-			return corrupt("memory %d missing from BM25", doc)
+	missing := -1
+	ix.live.ForEach(func(doc uint32) bool {
+		if !ix.bm.Has(doc) {
+			missing = int(doc)
 		}
+		return missing < 0
+	})
+	if missing >= 0 {
+		return corrupt("memory %d missing from BM25", missing)
 	}
 	// Derived, not stored: the episode lists and what supersedes what.
 	ix.rebuildEpisodes()
@@ -322,13 +362,27 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 	return ix, nil
 }
 
-// chunkKeys is what decoding a chunk of memories computes for the lookups:
-// by slot from the chunk's first, each memory's key and its scope's
-// "key=value" postings (nil for an empty slot).
+// chunkKeys is what the light pass over a chunk of memories computes for
+// the lookups, by slot from the chunk's first: each memory's key, its
+// scope's "key=value" postings, and its other filter values and tags
+// ("" and nil for an empty slot). The values and tags are views of the
+// chunk's bytes: a posting list takes a copy of a value it has not met.
 type chunkKeys struct {
 	keys []string
 	kvs  [][]string
+	vals [][numValues]string
+	tags [][]string
 }
+
+// The filter values of chunkKeys.vals, in order.
+const (
+	valType = iota
+	valScene
+	valSource
+	valEpisode
+	valSupersedes
+	numValues
+)
 
 // scopeText is what the lookups need of one interned scope.
 type scopeText struct {
@@ -336,44 +390,49 @@ type scopeText struct {
 	kv   []string // "key=value" per entry
 }
 
-// readChunk decodes the memories of slots lo to hi from their section r, and
-// verifies it; it also computes their keys into keys, for indexKeys and
-// indexPostings. The memories of a chunk share allocations (their structs,
-// tag lists and text), so a chunk's memory is freed once none of its memories
-// is in use; intern guards the shared scopes and embeddings.
-func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, keys *chunkKeys) error {
-	c := memoryCodec{intern: intern}
-	slab := make([]memory.Memory, hi-lo)
-	// Touched first by a write (fresh memory is zero already): pages read
-	// before they are written get the shared zero page and fault a second
-	// time to be copied, with a TLB flush on every core the process runs
-	// on, which perf showed as 0.15 s of CPU at 1M memories.
-	clear(slab)
-	keys.keys = make([]string, hi-lo)
-	keys.kvs = make([][]string, hi-lo)
+// readChunk reads the memories of slots lo to hi from their section r,
+// leaving them pending (lazy.go) in data, the section's payload (mapped, or
+// read), which it reads with the light pass: what the index needs of each
+// memory goes to ix.pend's records, the times to ix.created and
+// ix.occurred, the keys and filter values to keys for indexKeys and
+// indexPostings. The decoder is the one that decodes the memory later, so
+// both accept the same records. A memory with a vector of its own (one
+// the index could not use) is decoded now. It verifies r.
+func (ix *Index) readChunk(r *binenc.Reader, data []byte, lo, hi int, intern *sync.Mutex, keys *chunkKeys) error {
+	c := memoryCodec{intern: intern, view: true}
+	in := binenc.NewPayloadReader(data)
+	n := hi - lo
+	keys.keys = make([]string, n)
+	keys.kvs = make([][]string, n)
+	keys.vals = make([][numValues]string, n)
+	keys.tags = make([][]string, n)
 	// Scopes are interned, so memories of one scope share its map: its text
 	// is computed once per chunk, found by the map's identity.
 	scopes := map[unsafe.Pointer]*scopeText{}
 	var keyArena []byte // the keys' bytes: appended to, never rewritten
+	var tagArena []string
+	var m memory.Memory
 	for doc := lo; doc < hi; doc++ {
-		if !r.Bool() {
-			if r.Err() != nil {
-				return r.Err()
+		rc := &ix.pend.rec[doc]
+		rc.off = noRecord
+		if !in.Bool() {
+			if in.Err() != nil {
+				return in.Err()
 			}
 			continue
 		}
-		m := &slab[doc-lo]
-		c.read(r, ix, m)
-		if r.Err() != nil {
-			return r.Err()
+		at := in.Offset()
+		c.read(in, ix, &m)
+		if in.Err() != nil {
+			return in.Err()
 		}
 		if m.ID == "" {
-			r.Corruptf("memory without an id in slot %d", doc)
-			return r.Err()
+			in.Corruptf("memory without an id in slot %d", doc)
+			return in.Err()
 		}
-		ix.docs[doc] = m
 		ix.created[doc] = m.CreatedAt.UnixNano()
 		ix.occurred[doc] = m.OccurredAt.UnixNano()
+		*rc = record{off: at, end: in.Offset(), seq: m.Seq, sec: m.OccurredAt.Unix(), nsec: uint32(m.OccurredAt.Nanosecond()), scope: m.Scope}
 		json := "{}"
 		if len(m.Scope) > 0 {
 			id := *(*unsafe.Pointer)(unsafe.Pointer(&m.Scope)) // the map's identity
@@ -389,64 +448,96 @@ func (ix *Index) readChunk(r *binenc.Reader, lo, hi int, intern *sync.Mutex, key
 		}
 		// memory.Key, carved out of the chunk's key arena: a million keys
 		// were a million allocations (0.1 s of CPU at 1M memories).
-		n := len(m.ID) + 1 + len(json)
-		if n > cap(keyArena)-len(keyArena) {
-			keyArena = make([]byte, 0, max(n, min(64<<10, (hi-doc)*64)))
+		kn := len(m.ID) + 1 + len(json)
+		if kn > cap(keyArena)-len(keyArena) {
+			keyArena = make([]byte, 0, max(kn, min(64<<10, (hi-doc)*64)))
 		}
-		at := len(keyArena)
+		k := len(keyArena)
 		keyArena = append(append(append(keyArena, m.ID...), 0), json...)
-		keys.keys[doc-lo] = unsafe.String(&keyArena[at], n)
+		rc.key = unsafe.String(&keyArena[k], kn)
+		keys.keys[doc-lo] = rc.key
+		keys.vals[doc-lo] = [numValues]string{m.Type, m.Scene, m.Source, m.Episode, m.Supersedes}
+		if len(m.Tags) > 0 {
+			t := len(tagArena)
+			tagArena = append(tagArena, m.Tags...)
+			keys.tags[doc-lo] = tagArena[t:len(tagArena):len(tagArena)]
+		}
+		if e := m.Embedding; e != nil && e.Vector != nil {
+			ix.docs[doc] = ix.pend.decode(ix, uint32(doc))
+			rc.off = noRecord
+		} else {
+			rc.embed = e
+		}
+	}
+	if in.Remaining() != 0 {
+		in.Corruptf("%d bytes after the memories", in.Remaining())
+		return in.Err()
 	}
 	return r.Verify()
 }
 
-// indexKeys builds the key map of the memories read into ix.docs[lo:hi],
-// whose keys readChunk computed; a key seen twice is an error.
+// indexKeys builds the key map of the memories of slots lo to hi, whose
+// keys readChunk computed; a key seen twice is an error.
 func (ix *Index) indexKeys(lo, hi int, keys *chunkKeys) error {
 	for doc := lo; doc < hi; doc++ {
-		m := ix.docs[doc]
-		if m == nil {
+		key := keys.keys[doc-lo]
+		if key == "" {
 			continue
 		}
 		had := len(ix.byKey)
-		ix.byKey[keys.keys[doc-lo]] = uint32(doc)
+		ix.byKey[key] = uint32(doc)
 		if len(ix.byKey) == had {
-			return fmt.Errorf("%w: index snapshot: memory %q twice in scope %s", binenc.ErrCorrupt, m.ID, memory.ScopeJSON(m.Scope))
+			id, scope := memory.SplitKey(key)
+			return fmt.Errorf("%w: index snapshot: memory %q twice in scope %s", binenc.ErrCorrupt, id, scope)
 		}
 	}
 	return nil
 }
 
-// indexPostings builds the filter postings of the memories read into
-// ix.docs[lo:hi]. Chunks are indexed in order, so every posting list stays
-// ascending.
+// indexPostings builds the filter postings of the memories of slots lo to
+// hi from what readChunk found. Chunks are indexed in order, so every
+// posting list stays ascending.
 func (ix *Index) indexPostings(lo, hi int, keys *chunkKeys) error {
 	for doc := lo; doc < hi; doc++ {
-		m := ix.docs[doc]
-		if m == nil {
+		if keys.keys[doc-lo] == "" {
 			continue
 		}
-		post(ix.types, m.Type, uint32(doc))
-		post(ix.scenes, m.Scene, uint32(doc))
-		post(ix.sources, m.Source, uint32(doc))
+		v := &keys.vals[doc-lo]
+		postView(ix.types, v[valType], uint32(doc))
+		postView(ix.scenes, v[valScene], uint32(doc))
+		postView(ix.sources, v[valSource], uint32(doc))
 		for _, kv := range keys.kvs[doc-lo] {
 			post(ix.scope, kv, uint32(doc))
 		}
-		for _, t := range m.Tags {
-			post(ix.tags, t, uint32(doc))
+		for _, t := range keys.tags[doc-lo] {
+			postView(ix.tags, t, uint32(doc))
 		}
-		post(ix.episodeP, m.Episode, uint32(doc))
-		post(ix.supersedesP, m.Supersedes, uint32(doc))
+		postView(ix.episodeP, v[valEpisode], uint32(doc))
+		postView(ix.supersedesP, v[valSupersedes], uint32(doc))
 		ix.live.Add(uint32(doc))
 	}
 	return nil
+}
+
+// postView is post for a key that may be a view of bytes the index does
+// not keep: a new posting list's key is a copy.
+func postView(p map[string]*docset.Set, key string, doc uint32) {
+	if key == "" {
+		return
+	}
+	s := p[key]
+	if s == nil {
+		s = &docset.Set{}
+		p[strings.Clone(key)] = s
+	}
+	s.Add(doc)
 }
 
 // checkFree verifies that the free list names exactly the empty slots.
 func (ix *Index) checkFree() error {
 	seen := make([]bool, len(ix.docs))
 	for _, doc := range ix.free {
-		if int(doc) >= len(ix.docs) || ix.docs[doc] != nil || seen[doc] {
+		if int(doc) >= len(ix.docs) || ix.live.Has(doc) || seen[doc] {
 			return fmt.Errorf("%w: index snapshot: bad free slot %d", binenc.ErrCorrupt, doc)
 		}
 		seen[doc] = true
@@ -455,14 +546,6 @@ func (ix *Index) checkFree() error {
 		return fmt.Errorf("%w: index snapshot: %d slots, %d memories, %d free", binenc.ErrCorrupt, len(ix.docs), len(ix.byKey), len(ix.free))
 	}
 	return nil
-}
-
-// docAt is Doc with a range check.
-func (ix *Index) docAt(doc uint32) *memory.Memory {
-	if int(doc) >= len(ix.docs) {
-		return nil
-	}
-	return ix.docs[doc]
 }
 
 // A memory is written as its flags, the lengths of its strings, all its
@@ -488,7 +571,16 @@ type memoryCodec struct {
 	// What this decoder found interned, so that it takes the lock only for
 	// a scope or embedding it has not met yet.
 	scopes map[string]map[string]string
-	embed  *memory.Embedding
+	embed  *memory.Embedding // the last description interned; with given, the memory's
+	// view: the light pass (readChunk). A memory's strings are views of
+	// the input, valid only until the next read; what is interned is
+	// copied first.
+	view bool
+	// single: one memory decoded on its own (pending.decode), its arenas
+	// sized to it. given: its scope and embedding are those the light pass
+	// interned (scope, embed), looked up in no table.
+	single, given bool
+	scope         map[string]string
 }
 
 // scopeOf is ix.scopeOf of c.pairs, through the decoder's own cache.
@@ -508,6 +600,11 @@ func (c *memoryCodec) scopeOf(ix *Index) map[string]string {
 	if s, ok := c.scopes[string(b)]; ok {
 		return s
 	}
+	if c.view {
+		for i, p := range c.pairs {
+			c.pairs[i] = strings.Clone(p) // kept by the interned map
+		}
+	}
 	c.intern.Lock()
 	s := ix.scopeOf(c.pairs, &c.key)
 	c.intern.Unlock()
@@ -522,6 +619,9 @@ func (c *memoryCodec) scopeOf(ix *Index) map[string]string {
 func (c *memoryCodec) embeddingOf(ix *Index, model string, dim int) *memory.Embedding {
 	if e := c.embed; e != nil && e.Model == model && e.Dim == dim {
 		return e
+	}
+	if c.view {
+		model = strings.Clone(model) // kept by the interned description
 	}
 	if c.intern != nil {
 		c.intern.Lock()
@@ -611,7 +711,12 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 	nscope, ntags := int(r.Uint32()), int(r.Uint32())
 	c.lens = r.Uint32sTo(c.lens)
 	lens := c.lens
-	blob := r.BytesShared(&c.text)
+	var blob []byte
+	if c.view {
+		blob = r.BytesView()
+	} else {
+		blob = r.BytesShared(&c.text)
+	}
 	if r.Err() != nil {
 		return
 	}
@@ -644,7 +749,11 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 		for range 2 * nscope {
 			c.pairs = append(c.pairs, next())
 		}
-		m.Scope = c.scopeOf(ix)
+		if c.given {
+			m.Scope = c.scope
+		} else {
+			m.Scope = c.scopeOf(ix)
+		}
 	} else if nscope != 0 {
 		r.Corruptf("memory %s: scope entries without a scope", m.ID)
 		return
@@ -652,11 +761,19 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 	if flags&flagTags != 0 && ntags == 0 {
 		m.Tags = []string{}
 	} else if flags&flagTags != 0 {
-		if ntags > len(c.tags) {
-			c.tags = make([]string, max(ntags, 1024))
+		switch {
+		case c.view:
+			c.tags = slices.Grow(c.tags[:0], ntags) // scratch: the light pass keeps none
+			m.Tags = c.tags[:ntags:ntags]
+		case ntags > len(c.tags) && c.single:
+			m.Tags = make([]string, ntags)
+		default:
+			if ntags > len(c.tags) {
+				c.tags = make([]string, max(ntags, 1024))
+			}
+			m.Tags = c.tags[:ntags:ntags]
+			c.tags = c.tags[ntags:]
 		}
-		m.Tags = c.tags[:ntags:ntags]
-		c.tags = c.tags[ntags:]
 		for i := range m.Tags {
 			m.Tags[i] = next()
 		}
@@ -668,7 +785,13 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 	if flags&flagEmbedding != 0 {
 		model = next()
 	}
-	if meta := r.BytesShared(&c.text); flags&flagMetadata != 0 {
+	var meta []byte
+	if c.view {
+		meta = r.BytesView()
+	} else {
+		meta = r.BytesShared(&c.text)
+	}
+	if flags&flagMetadata != 0 {
 		m.Metadata = nonNil(meta)
 	}
 	m.Favorite = flags&flagFavorite != 0
@@ -689,9 +812,12 @@ func (c *memoryCodec) read(r *binenc.Reader, ix *Index, m *memory.Memory) {
 		if dim > 1<<20 {
 			r.Corruptf("memory %s: embedding dimension %d", m.ID, dim)
 		}
-		if flags&flagVector != 0 {
+		switch {
+		case flags&flagVector != 0:
 			m.Embedding = &memory.Embedding{Model: model, Dim: int(dim), Vector: nonNil(r.Float32s())}
-		} else {
+		case c.given:
+			m.Embedding = c.embed
+		default:
 			m.Embedding = c.embeddingOf(ix, model, int(dim))
 		}
 	}

@@ -29,7 +29,7 @@ func benchReadSnapshot(b *testing.B, search bool) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				got, err := load(data, ix.tok.Options())
+				got, err := loadFrom(data, ix.tok.Options(), true)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -71,3 +71,24 @@ func benchSnapshotIndex(n int) (*Index, *synth.Corpus) {
 //
 //	go test -run '^$' -bench ReadSnapshotSearch -count 6 ./internal/index
 func BenchmarkReadSnapshotSearch(b *testing.B) { benchReadSnapshot(b, true) }
+
+// BenchmarkDecodePending times decoding one memory left pending by a
+// snapshot read (lazy.go), as a search's results are on a fresh open:
+//
+//	go test -run '^$' -bench DecodePending ./internal/index
+func BenchmarkDecodePending(b *testing.B) {
+	ix, _ := benchSnapshotIndex(20000)
+	got, err := loadFrom(snapshotOf(b, ix), ix.tok.Options(), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	d := uint32(0)
+	for b.Loop() {
+		d = (d + 7919) % uint32(len(got.docs))
+		got.docs[d] = nil // pending again: its record is still there
+		if got.doc(d) == nil {
+			b.Fatal("no memory")
+		}
+	}
+}

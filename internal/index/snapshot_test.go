@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -41,10 +43,25 @@ func snapshotOf(tb testing.TB, ix *Index) snapshotBytes {
 	return buf.Bytes()
 }
 
-func load(b []byte, tok tokenize.Options) (*Index, error) {
+func load(b []byte, tok tokenize.Options) (*Index, error) { return loadFrom(b, tok, false) }
+
+// loadFrom reads the snapshot b; mapped reads it as a mirror does from a
+// file it holds a lease on, from a view of it, the memories' chunks mapped
+// (by a stand-in Mapper that hands out slices of b), instead of streamed
+// and copied.
+func loadFrom(b []byte, tok tokenize.Options, mapped bool) (*Index, error) {
 	secs, err := binenc.OpenSections(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, err
+	}
+	if mapped {
+		secs.SetView(b)
+		secs.SetMapper(func(off int64, length, capacity int) ([]byte, io.Closer, error) {
+			if off < 0 || off+int64(length) > int64(len(b)) {
+				return nil, nil, errors.New("mapping past the end")
+			}
+			return b[off : off+int64(length) : off+int64(length)], io.NopCloser(nil), nil
+		})
 	}
 	ix, err := ReadSnapshot(secs, tokenize.New(tok), bm25.DefaultParams(NumFields), DefaultContext, ANNOptions{})
 	if err != nil {
@@ -96,9 +113,24 @@ func churned(tb testing.TB) *Index {
 	return ix
 }
 
+// docsOf is every slot's memory, decoded where it is pending (lazy.go).
+func docsOf(ix *Index) []*memory.Memory {
+	out := make([]*memory.Memory, len(ix.docs))
+	for d := range out {
+		out[d] = ix.doc(uint32(d))
+	}
+	return out
+}
+
 func TestSnapshotRoundTrip(t *testing.T) {
+	for _, mapped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mapped=%t", mapped), func(t *testing.T) { testSnapshotRoundTrip(t, mapped) })
+	}
+}
+
+func testSnapshotRoundTrip(t *testing.T, mapped bool) {
 	orig := churned(t)
-	got, err := load(snapshotOf(t, orig), tokenize.DefaultOptions())
+	got, err := loadFrom(snapshotOf(t, orig), tokenize.DefaultOptions(), mapped)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +139,19 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			t.Fatalf("doc %d: created %d, want %d", d, got.created[d], orig.created[d])
 		}
 	}
-	if !reflect.DeepEqual(got.docs, orig.docs) ||
+	// Searched before anything is decoded below, as an open's first search.
+	for _, q := range []string{"alpha", "beta gamma"} {
+		ha, ua := got.BM25(q, nil, nil, 20)
+		hb, ub := orig.BM25(q, nil, nil, 20)
+		if !slices.Equal(ha, hb) || ua != ub {
+			t.Fatalf("query %q: bm25 %v, want %v", q, ha, hb)
+		}
+	}
+	if gotDocs := docsOf(got); !reflect.DeepEqual(gotDocs, orig.docs) ||
 		!slices.Equal(got.free, orig.free) || !reflect.DeepEqual(got.byKey, orig.byKey) {
 		for d := range orig.docs {
-			if !reflect.DeepEqual(got.docs[d], orig.docs[d]) {
-				t.Fatalf("doc %d: %+v, want %+v", d, got.docs[d], orig.docs[d])
+			if !reflect.DeepEqual(gotDocs[d], orig.docs[d]) {
+				t.Fatalf("doc %d: %+v, want %+v", d, gotDocs[d], orig.docs[d])
 			}
 		}
 		t.Fatal("memories differ after the round trip")
@@ -245,7 +285,7 @@ func TestSnapshotParallelLoads(t *testing.T) {
 					errs <- err
 					return
 				}
-				if !reflect.DeepEqual(got.docs, ix.docs) || !reflect.DeepEqual(got.byKey, ix.byKey) ||
+				if !reflect.DeepEqual(docsOf(got), ix.docs) || !reflect.DeepEqual(got.byKey, ix.byKey) ||
 					!reflect.DeepEqual(got.created, ix.created) || !reflect.DeepEqual(got.tags, ix.tags) ||
 					!reflect.DeepEqual(got.scope, ix.scope) || !reflect.DeepEqual(got.types, ix.types) {
 					errs <- errors.New("a load differs from the index written")

@@ -60,13 +60,16 @@ func (ix *Index) supersedeInsert(doc uint32, m *memory.Memory) {
 // if it is indexed, from the documents that supersede it now.
 func (ix *Index) refreshSuperseded(key string) {
 	doc, ok := ix.byKey[key]
-	if !ok || ix.docs[doc] == nil {
+	if !ok {
 		return
 	}
-	m := ix.docs[doc]
+	m := ix.doc(doc)
+	if m == nil {
+		return
+	}
 	cands := make([]*memory.Memory, 0, len(ix.supersOf[key]))
 	for _, d := range ix.supersOf[key] {
-		cands = append(cands, ix.docs[d])
+		cands = append(cands, ix.doc(d))
 	}
 	sup := memory.SupersessionOf(m.ID, m.Scope, cands)
 	if sameSupersession(m.Superseded, sup) {
@@ -74,7 +77,7 @@ func (ix *Index) refreshSuperseded(key string) {
 	}
 	c := *m // memories are immutable once indexed: replace the pointer
 	c.Superseded = sup
-	ix.docs[doc] = &c
+	ix.setDoc(doc, &c)
 	ix.setSuperAt(doc, sup)
 }
 
@@ -102,19 +105,21 @@ func sameSupersession(a, b *memory.Supersession) bool {
 	return a.By == b.By && a.At.Equal(b.At)
 }
 
-// rebuildSupersession derives every supersession from the memories (after
-// a snapshot read); the memories are fresh from the read, so they are set
-// in place.
+// rebuildSupersession derives every supersession from the supersedes
+// postings and the memories' scopes (after a snapshot read), decoding only
+// the memories superseded and those superseding them.
 func (ix *Index) rebuildSupersession() {
 	ix.supersOf = map[string][]uint32{}
-	for doc, m := range ix.docs {
-		if m == nil {
-			continue
-		}
+	ix.live.ForEach(func(doc uint32) bool {
 		ix.superAt[doc] = noSuperseder
-		if tk := targetKey(m); tk != "" {
-			ix.supersOf[tk] = append(ix.supersOf[tk], uint32(doc))
-		}
+		return true
+	})
+	for id, docs := range ix.supersedesP {
+		docs.ForEach(func(doc uint32) bool {
+			tk := memory.Key(id, ix.scopeAt(doc)) // targetKey
+			ix.supersOf[tk] = append(ix.supersOf[tk], doc)
+			return true
+		})
 	}
 	for tk := range ix.supersOf {
 		ix.refreshSuperseded(tk)
@@ -139,8 +144,8 @@ func (ix *Index) current(allow *docset.Set) (*docset.Set, bool) {
 // then and superseded, if at all, only later.
 func (ix *Index) asOf(t int64) *docset.Set {
 	out := docset.New(len(ix.docs))
-	for doc, m := range ix.docs {
-		if m != nil && ix.occurred[doc] <= t && ix.superAt[doc] > t {
+	for doc, at := range ix.occurred {
+		if at <= t && ix.superAt[doc] > t && ix.live.Has(uint32(doc)) {
 			out.Add(uint32(doc))
 		}
 	}

@@ -17,15 +17,20 @@ func (ix *Index) Verify() error {
 	if len(ix.dirty) > 0 {
 		return fmt.Errorf("%d memories wait for their context outside a batch", len(ix.dirty))
 	}
+	// Every memory, decoded (lazy.go).
+	docs := make([]*memory.Memory, len(ix.docs))
+	for doc := range docs {
+		docs[doc] = ix.doc(uint32(doc))
+	}
 	// Episode lists, recomputed.
 	want := map[string][]uint32{}
-	for doc, m := range ix.docs {
+	for doc, m := range docs {
 		if m != nil && m.Episode != "" {
 			want[m.EpisodeKey()] = append(want[m.EpisodeKey()], uint32(doc))
 		}
 	}
 	for key, l := range want {
-		slices.SortFunc(l, func(a, b uint32) int { return memory.EpisodeOrder(ix.docs[a], ix.docs[b]) })
+		slices.SortFunc(l, func(a, b uint32) int { return memory.EpisodeOrder(docs[a], docs[b]) })
 		if !slices.Equal(l, ix.episodes[key]) {
 			return fmt.Errorf("episode %q: documents %v, want %v", key, ix.episodes[key], l)
 		}
@@ -33,7 +38,7 @@ func (ix *Index) Verify() error {
 	if len(want) != len(ix.episodes) {
 		return fmt.Errorf("%d episodes indexed, want %d", len(ix.episodes), len(want))
 	}
-	for doc, m := range ix.docs {
+	for doc, m := range docs {
 		if ix.live.Has(uint32(doc)) != (m != nil) {
 			return fmt.Errorf("document %d: live %t, indexed %t", doc, ix.live.Has(uint32(doc)), m != nil)
 		}
@@ -46,7 +51,7 @@ func (ix *Index) Verify() error {
 			i := slices.Index(l, uint32(doc))
 			k := ix.ctx.Neighbours
 			for _, n := range append(slices.Clone(l[max(0, i-k):i]), l[i+1:min(len(l), i+1+k)]...) {
-				ft[FieldContext] = append(ft[FieldContext], ix.tok.Tokens(ix.docs[n].Text)...)
+				ft[FieldContext] = append(ft[FieldContext], ix.tok.Tokens(docs[n].Text)...)
 			}
 		}
 		got, gotLen := ix.bm.Doc(uint32(doc))
@@ -55,7 +60,7 @@ func (ix *Index) Verify() error {
 			return fmt.Errorf("memory %q: BM25 holds %v (length %d), want %v (length %d)", m.ID, got, gotLen, wantTF, wantLen)
 		}
 		// Supersession, from every memory indexed.
-		sup := memory.SupersessionOf(m.ID, m.Scope, ix.docs)
+		sup := memory.SupersessionOf(m.ID, m.Scope, docs)
 		if !sameSupersession(m.Superseded, sup) || ix.superseded.Has(uint32(doc)) != (sup != nil) {
 			return fmt.Errorf("memory %q: superseded %+v (in the set: %t), want %+v", m.ID, m.Superseded, ix.superseded.Has(uint32(doc)), sup)
 		}
@@ -70,6 +75,9 @@ func (ix *Index) Verify() error {
 // Every search asks, so the models are sorted (for the same answer each
 // time) only once one is found corrupt.
 func (ix *Index) Corrupt() error {
+	if err := ix.lazyErr.Load(); err != nil {
+		return *err
+	}
 	bad := false
 	for _, vi := range ix.vecs {
 		bad = bad || vi.Corrupt() != nil
