@@ -206,9 +206,30 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 		errMu.Unlock()
 		failed.Store(true)
 	}
-	// The tasks, memories first (the lookups wait on them in order), then
-	// the larger sections.
+	// section is the task that decodes one section with read and verifies
+	// its checksum, failing the load with what it was on error.
+	section := func(r *binenc.Reader, what string, read func() error) func() {
+		return func() {
+			if failed.Load() {
+				return
+			}
+			err := read()
+			if err == nil {
+				err = r.Verify()
+			}
+			if err != nil {
+				fail(fmt.Errorf("index snapshot: %s: %w", what, err))
+			}
+		}
+	}
+	// The tasks: BM25 first, the longest now that memories are read by a
+	// light pass (at 10,000 memories about 4 ms of CPU, the three chunks
+	// of memories together as much), so that it runs beside them instead
+	// of after; then the memories, in order (the lookups wait on them in
+	// order), then the models' sections (an in-process call 0.2-1.1 ms
+	// sooner than with BM25 after the memories, medians of 60 in turns).
 	var tasks []func()
+	tasks = append(tasks, section(bmr, "BM25", func() error { return ix.bm.ReadSnapshot(bmr) }))
 	done := make([]chan struct{}, nchunks)
 	var intern sync.Mutex // guards ix.scopes and ix.embeds while chunks decode
 	keys := make([]chunkKeys, nchunks)
@@ -246,23 +267,6 @@ func ReadSnapshot(s *binenc.Sections, tok *tokenize.Tokenizer, p bm25.Params, co
 			}
 		})
 	}
-	// section is the task that decodes one section with read and verifies
-	// its checksum, failing the load with what it was on error.
-	section := func(r *binenc.Reader, what string, read func() error) func() {
-		return func() {
-			if failed.Load() {
-				return
-			}
-			err := read()
-			if err == nil {
-				err = r.Verify()
-			}
-			if err != nil {
-				fail(fmt.Errorf("index snapshot: %s: %w", what, err))
-			}
-		}
-	}
-	tasks = append(tasks, section(bmr, "BM25", func() error { return ix.bm.ReadSnapshot(bmr) }))
 	vecs := make([]*vector.Index, nmodels)
 	graphs := make([]*ann.Graph, nmodels)
 	for i, model := range models {
