@@ -115,33 +115,35 @@ func BenchmarkTokenize(b *testing.B) {
 
 // BenchmarkLoad is what a new process pays for its first query: from New
 // to the first vector of a 12-token query, the model file parsed and its
-// weights made ready for the kernels. "in-place" multiplies by the file's
-// float16 panels where they lie (the default on a CPU with a float16
-// kernel); "decoded" converts and packs them first, as a CPU without one
-// does.
+// weights made ready for the kernels, at each precision. "in-place"
+// multiplies by the file's float16 panels where they lie (the default on a
+// CPU with a float16 kernel; at bf16 where the CPU multiplies in bf16);
+// "decoded" converts and packs them first, as a CPU without one does.
 func BenchmarkLoad(b *testing.B) {
 	query := []string{"which port does the staging database listen on"}
-	for _, c := range []struct {
-		name    string
-		inPlace bool
-	}{{"in-place", true}, {"decoded", false}} {
-		b.Run(c.name, func(b *testing.B) {
-			if c.inPlace && !inPlace(FP32) {
-				b.Skip("this CPU has no float16 kernel")
-			}
-			saved := inPlace
-			inPlace = func(Precision) bool { return c.inPlace }
-			b.Cleanup(func() { inPlace = saved })
-			b.ReportAllocs()
-			for b.Loop() {
-				e, err := New(Options{})
-				if err != nil {
-					b.Fatal(err)
+	for _, prec := range []Precision{FP32, BF16} {
+		for _, c := range []struct {
+			name    string
+			inPlace bool
+		}{{"in-place", true}, {"decoded", false}} {
+			b.Run(string(prec)+"/"+c.name, func(b *testing.B) {
+				if c.inPlace && !inPlace(prec) {
+					b.Skip("this CPU has no float16 kernel")
 				}
-				if _, err := e.Embed(context.Background(), query); err != nil {
-					b.Fatal(err)
+				saved := inPlace
+				inPlace = func(Precision) bool { return c.inPlace }
+				b.Cleanup(func() { inPlace = saved })
+				b.ReportAllocs()
+				for b.Loop() {
+					e, err := New(Options{Precision: prec})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := e.Embed(context.Background(), query); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/internal/parallel"
@@ -105,9 +106,22 @@ type Embedder struct {
 	model   string
 
 	once sync.Once
-	w    *weights
+	w    atomic.Pointer[weights] // set by load; then replaced once by its packed twin (packAfter)
 	err  error
+	// calls counts Embed calls, for packAfter; packing is set once the
+	// packed weights are being made.
+	calls   atomic.Int64
+	packing atomic.Bool
 }
+
+// packAfter is the Embed call after which an embedder whose bf16 weights
+// are float16 panels used in place (linalg.PackedF16BF16, which rounds a
+// block of them to bf16 for every product) packs them once, in the
+// background, and uses the packed twin from then on: the same products bit
+// for bit, a 12-token query 0.4 ms sooner, for about 10 ms of one core and
+// 21 MB. A one-shot CLI call never gets there; a server, an import or an
+// evaluation does. A variable for tests.
+var packAfter int64 = 32
 
 var _ embed.Embedder = (*Embedder)(nil)
 
@@ -231,9 +245,21 @@ func (e *Embedder) load() (*weights, error) {
 		if e.builtIn {
 			table = uncasedTable
 		}
-		e.w, e.err = load(f, e.meta, e.opts.Precision, table)
+		var w *weights
+		w, e.err = load(f, e.meta, e.opts.Precision, table)
+		e.w.Store(w)
 	})
-	return e.w, e.err
+	return e.w.Load(), e.err
+}
+
+// maybePack starts packing w's bf16 layers in the background once the
+// embedder has been called packAfter times (see packAfter); the packed
+// weights replace w for the calls that start after.
+func (e *Embedder) maybePack(w *weights) {
+	if e.calls.Add(1) != packAfter || !w.packable() || !e.packing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() { e.w.Store(w.packed()) }()
 }
 
 // Warm makes the model ready now instead of at the first Embed or Tokenize:
@@ -273,6 +299,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err != nil {
 		return nil, err
 	}
+	e.maybePack(w)
 	workers := e.opts.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)

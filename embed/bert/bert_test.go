@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -384,7 +385,7 @@ func TestWarm(t *testing.T) {
 	if err := w.Warm(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if e.w == nil {
+	if e.w.Load() == nil {
 		t.Fatal("Warm left the model unloaded")
 	}
 	if _, err := e.Embed(t.Context(), []string{"warm"}); err != nil {
@@ -449,4 +450,76 @@ func TestVocabTable(t *testing.T) {
 		t.Fatal("the built-in files' vocabularies differ: each needs a table of its own")
 	}
 	golden.CheckBytes(t, "uncased.wpt", []byte(tables[0]))
+}
+
+// TestPackAfter: an embedder whose bf16 weights are float16 panels used in
+// place packs them in the background after packAfter calls and uses the
+// packed twin from then on, while calls go on from several goroutines (for
+// -race); the vectors stay bit for bit those of the first call.
+func TestPackAfter(t *testing.T) {
+	if !linalg.HasBF16() || !inPlace(BF16) {
+		t.Skip("skipped: this CPU has no AVX512_BF16 or float16 kernel")
+	}
+	saved := packAfter
+	packAfter = 3
+	t.Cleanup(func() { packAfter = saved })
+	e, err := New(Options{Precision: BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"Prefers dark themes in every editor", "the staging database listens on port 5433"}
+	want, err := e.Embed(t.Context(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := e.w.Load()
+	if !first.packable() {
+		t.Fatal("bf16 weights are not float16 panels in place")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for round := range 20 {
+				got, err := e.Embed(t.Context(), texts)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				for i := range got {
+					for d := range got[i] {
+						if math.Float32bits(got[i][d]) != math.Float32bits(want[i][d]) {
+							errs <- fmt.Sprintf("goroutine %d round %d: text %d [%d] = %g, want %g", g, round, i, d, got[i][d], want[i][d])
+							return
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	for i := 0; e.w.Load() == first; i++ {
+		if i == 1000 {
+			t.Fatal("the weights were not packed after 80 calls")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if e.w.Load().packable() {
+		t.Fatal("the packed weights still round float16 panels per product")
+	}
+	got, err := e.Embed(t.Context(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		for d := range got[i] {
+			if math.Float32bits(got[i][d]) != math.Float32bits(want[i][d]) {
+				t.Fatalf("packed: text %d [%d] = %g, want %g", i, d, got[i][d], want[i][d])
+			}
+		}
+	}
 }

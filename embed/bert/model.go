@@ -112,10 +112,11 @@ func packer(p Precision) func(b []float32, n, k int) linear {
 }
 
 // inPlace reports whether float16 panels are multiplied by where they lie:
-// at FP32 (or BF16 without the hardware, which is FP32) on a CPU with a
-// float16 kernel. The product is bit for bit that of the decoded, packed
-// weight. Tests turn it off to cover the decoding fallback.
-var inPlace = func(p Precision) bool { return linalg.HasF16() && !(p == BF16 && linalg.HasBF16()) }
+// on a CPU with a float16 kernel, at FP32 (bit for bit the product of the
+// decoded, packed weight) and at BF16 where the CPU multiplies in bf16
+// (linalg.PackedF16BF16: bit for bit PackBF16's product). Tests turn it
+// off to cover the decoding fallback.
+var inPlace = func(p Precision) bool { return linalg.HasF16() }
 
 // weights is a model made ready for compute. The word-embedding table stays
 // in the file's int8 rows and the position table in its float16 rows (only
@@ -211,7 +212,13 @@ func load(f *tensorfile.File, m *meta, p Precision, table string) (*weights, err
 			return nil
 		}
 		if direct {
-			l, e := linalg.NewPackedF16(data, n, k)
+			var l linear
+			var e error
+			if p == BF16 && linalg.HasBF16() {
+				l, e = linalg.NewPackedF16BF16(data, n, k)
+			} else {
+				l, e = linalg.NewPackedF16(data, n, k)
+			}
 			if e != nil {
 				err = fmt.Errorf("bert: tensor %q: %w", name, e)
 				return nil
@@ -277,6 +284,35 @@ func load(f *tensorfile.File, m *meta, p Precision, table string) (*weights, err
 	return w, nil
 }
 
+// packable reports whether some layer multiplies float16 panels in bf16
+// in place (linalg.PackedF16BF16), which packed would not round per product.
+func (w *weights) packable() bool {
+	for _, l := range w.layers {
+		if _, ok := l.qkv.(*linalg.PackedF16BF16); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// packed returns a copy of w whose bf16 layers in float16 panels are packed
+// (linalg.PackedF16BF16.Pack): the same products, bit for bit.
+func (w *weights) packed() *weights {
+	c := *w
+	c.layers = slices.Clone(w.layers)
+	pack := func(l linear) linear {
+		if p, ok := l.(*linalg.PackedF16BF16); ok {
+			return p.Pack()
+		}
+		return l
+	}
+	for i := range c.layers {
+		l := &c.layers[i]
+		l.qkv, l.out, l.ffIn, l.ffOut = pack(l.qkv), pack(l.out), pack(l.ffIn), pack(l.ffOut)
+	}
+	return &c
+}
+
 func concat(parts ...[]float32) []float32 {
 	n := 0
 	for _, p := range parts {
@@ -298,7 +334,7 @@ func (w *weights) prefault(ctx context.Context) {
 			return
 		}
 		for _, m := range []linear{l.qkv, l.out, l.ffIn, l.ffOut} {
-			if p, ok := m.(*linalg.PackedF16); ok {
+			if p, ok := m.(interface{ Prefault() uint16 }); ok {
 				sink ^= p.Prefault()
 			}
 		}

@@ -79,10 +79,14 @@ func (p *PackedBF16) MatMulTBias(c, a, bias []float32, m int) {
 
 func (p *PackedBF16) shape() (n, k, mr, nr int) { return p.n, p.k, p.kern.mr, p.kern.nr }
 
-// packA rounds rows [i0, i0+rows) of a to bf16 into ws, tiles of mr rows,
-// per pair of k steps mr dwords; rows past the end are zero.
 func (p *PackedBF16) packA(ws *lowWorkspace, a []float32, i0, rows int) {
-	mr, kp, k := p.kern.mr, p.kp, p.k
+	packBF16A(ws, a, i0, rows, p.kern.mr, p.k, p.kp)
+}
+
+// packBF16A rounds rows [i0, i0+rows) of a (m×k) to bf16 into ws, tiles of
+// mr rows, per pair of k steps (k rounded up to kp) mr dwords; rows past
+// the end are zero.
+func packBF16A(ws *lowWorkspace, a []float32, i0, rows, mr, k, kp int) {
 	nt := (rows + mr - 1) / mr
 	dst := growU16(&ws.a16, nt*mr*kp)
 	row := growU16(&ws.row16, kp)
@@ -103,7 +107,7 @@ func (p *PackedBF16) packA(ws *lowWorkspace, a []float32, i0, rows int) {
 	}
 }
 
-func (p *PackedBF16) tile(ws *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32) {
+func (p *PackedBF16) tile(ws, _ *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32) {
 	mr, nr, kp := p.kern.mr, p.kern.nr, p.kp
 	mode := modeStore
 	if bias != nil {

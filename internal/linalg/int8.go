@@ -145,7 +145,7 @@ func (q *QuantizedB) packA(ws *lowWorkspace, a []float32, i0, rows int) {
 }
 
 // tile computes row tile t of ws times panel jp into c.
-func (q *QuantizedB) tile(ws *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32) {
+func (q *QuantizedB) tile(ws, _ *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32) {
 	mr, nr, kp := q.kern.mr, q.kern.nr, q.kp
 	j := jp * nr
 	q.kern.fn(kp/4, ws.a8[t*mr*kp:(t+1)*mr*kp], q.data[jp*nr*kp:(jp+1)*nr*kp], c, ldc,

@@ -3,6 +3,7 @@ package linalg
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // lowB is a weight packed in a low-precision format (int8, bf16) whose
@@ -13,9 +14,10 @@ type lowB interface {
 	// packA converts rows [i0, i0+rows) of a (m×k) into ws, as tiles of
 	// mr rows (the last one padded).
 	packA(ws *lowWorkspace, a []float32, i0, rows int)
-	// tile computes row tile t of ws times panel jp into the full mr×nr
-	// tile at c (row stride ldc), adding bias (nr values) unless it is nil.
-	tile(ws *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32)
+	// tile computes row tile t of pa times panel jp into the full mr×nr
+	// tile at c (row stride ldc), adding bias (nr values) unless it is nil;
+	// own is the calling goroutine's scratch (pa may be shared).
+	tile(pa, own *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32)
 }
 
 // lowWorkspace is one goroutine's scratch for low-precision products.
@@ -24,6 +26,11 @@ type lowWorkspace struct {
 	a16, row16 []uint16
 	scale      []float32 // per packed row (int8)
 	tile       []float32
+	// b16 holds block bPanel of the weight at bFrom rounded to bf16
+	// (PackedF16BF16), kept for the row tiles after the first.
+	b16    []uint16
+	bFrom  unsafe.Pointer
+	bPanel int
 }
 
 // lowGemm is one low-precision product, chunked like gemm. With byRows each
@@ -108,10 +115,10 @@ func (g *lowGemm) block(pa, scratch *lowWorkspace, i0, i1, jp0, jp1 int) {
 				if g.bias != nil {
 					bias = g.bias[j : j+nr]
 				}
-				g.b.tile(pa, t, jp, g.c[i*n+j:], n, bias)
+				g.b.tile(pa, scratch, t, jp, g.c[i*n+j:], n, bias)
 				continue
 			}
-			g.b.tile(pa, t, jp, tile, nr, nil)
+			g.b.tile(pa, scratch, t, jp, tile, nr, nil)
 			for r := range ni {
 				dst := g.c[(i+r)*n+j : (i+r)*n+j+nj]
 				copy(dst, tile[r*nr:r*nr+nj])
