@@ -31,6 +31,19 @@ func daemonEnv(t *testing.T) string {
 // requests counts the API requests a served log shows (--access-log text).
 func requests(s *served) int { return strings.Count(s.stderr(), "msg=request") }
 
+// requestsAfter waits until the served log shows more than before requests
+// and returns their count, or before once a generous wait is over: the
+// server writes a request's line after its answer, which the client may
+// have read, and exited on, first.
+func requestsAfter(s *served, before int) int {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if n := requests(s); n > before {
+			return n
+		}
+	}
+	return requests(s)
+}
+
 // TestDaemonSameAnswers runs the agent-loop commands against a store served
 // by a real "engram serve" (through its unix socket, as the access log
 // shows) and against an exact copy of the store in-process: every output is
@@ -82,7 +95,7 @@ func TestDaemonSameAnswers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := requests(s)
 			viaOut, viaErr, viaCode := cli(t, a, c.stdin, c.args...)
-			if got := requests(s); got <= before {
+			if got := requestsAfter(s, before); got <= before {
 				t.Errorf("the call did not reach the daemon (%d requests before, %d after)", before, got)
 			}
 			out, errs, code := cli(t, b, c.stdin, c.args...)
