@@ -353,8 +353,9 @@ func (ix *Index) Get(key string) *memory.Memory {
 // the index: for the rare change-log entry that names an id only.
 func (ix *Index) KeysOf(id string) []string {
 	var out []string
+	prefix := id + "\x00" // memory.Key: the id, a NUL, the scope
 	ix.live.ForEach(func(doc uint32) bool {
-		if key := ix.keyAt(doc); strings.HasPrefix(key, id+"\x00") {
+		if key := ix.keyAt(doc); strings.HasPrefix(key, prefix) {
 			out = append(out, key)
 		}
 		return true

@@ -51,8 +51,10 @@ type record struct {
 	embed    *memory.Embedding // interned; nil without an embedding (or with a vector of its own, decoded at once)
 }
 
-// newPending maps what the light pass recorded; chunks are the payloads'
-// mappings by chunk, closed once p is unreachable.
+// newPending returns the pending memories of slots slots read in chunks of
+// chunk slots: data are the chunks' payloads (filled in as they are read),
+// closers their mappings, closed once p is unreachable. The light pass
+// fills the records.
 func newPending(chunk, slots int, data [][]byte, closers []io.Closer) *pending {
 	p := &pending{chunk: chunk, data: data, rec: make([]record, slots)}
 	if len(closers) > 0 {
