@@ -13,10 +13,28 @@ import (
 // PackedBF16 is a constant n×k weight rounded to bf16 and packed for
 // PackedBF16.MatMulT.
 type PackedBF16 struct {
+	bf16Tiles
+	data []uint16 // ⌈n/nr⌉ panels of kp/2 pairs × nr columns × 2 values
+}
+
+// bf16Tiles is what the bf16 weights (PackedBF16, PackedF16BF16) share:
+// the shape, the kernel, and A packed for it.
+type bf16Tiles struct {
 	n, k, kp int // kp: k rounded up to even
 	kern     *bkernel
-	data     []uint16 // ⌈n/nr⌉ panels of kp/2 pairs × nr columns × 2 values
 }
+
+func newBF16Tiles(n, k int) bf16Tiles {
+	return bf16Tiles{n: n, k: k, kp: (k + 1) &^ 1, kern: activeBF16}
+}
+
+// N is the number of rows of the weight (the product's columns).
+func (b *bf16Tiles) N() int { return b.n }
+
+// K is the number of columns of the weight (the inner dimension).
+func (b *bf16Tiles) K() int { return b.k }
+
+func (b *bf16Tiles) shape() (n, k, mr, nr int) { return b.n, b.k, b.kern.mr, b.kern.nr }
 
 // A bkernel is a bf16 micro-kernel: kc2 pairs of k steps of an mr-row tile
 // of packed A times an nr-column panel of B into c (mode 0 store, mode 2
@@ -40,10 +58,10 @@ func HasBF16() bool { return activeBF16 != bgeneric }
 func PackBF16(b []float32, n, k int) *PackedBF16 {
 	checkDims("PackBF16", 1, n, k)
 	checkLen("PackBF16", "b", b, n, k)
-	kern := activeBF16
-	kp := (k + 1) &^ 1
+	t := newBF16Tiles(n, k)
+	kern, kp := t.kern, t.kp
 	np := panels(n, kern.nr)
-	p := &PackedBF16{n: n, k: k, kp: kp, kern: kern, data: make([]uint16, np*kern.nr*kp)}
+	p := &PackedBF16{bf16Tiles: t, data: make([]uint16, np*kern.nr*kp)}
 	row := make([]uint16, kp)
 	for j := range n {
 		for q, v := range b[j*k : (j+1)*k] {
@@ -56,12 +74,6 @@ func PackBF16(b []float32, n, k int) *PackedBF16 {
 	}
 	return p
 }
-
-// N is the number of rows of the packed matrix (the product's columns).
-func (p *PackedBF16) N() int { return p.n }
-
-// K is the number of columns of the packed matrix (the inner dimension).
-func (p *PackedBF16) K() int { return p.k }
 
 // MatMulT sets c (m×n) to a (m×k), rounded to bf16, times the transpose of
 // the packed matrix, summed in float32.
@@ -77,16 +89,10 @@ func (p *PackedBF16) MatMulTBias(c, a, bias []float32, m int) {
 	lowMul(p, c, a, bias, m, 2)
 }
 
-func (p *PackedBF16) shape() (n, k, mr, nr int) { return p.n, p.k, p.kern.mr, p.kern.nr }
-
-func (p *PackedBF16) packA(ws *lowWorkspace, a []float32, i0, rows int) {
-	packBF16A(ws, a, i0, rows, p.kern.mr, p.k, p.kp)
-}
-
-// packBF16A rounds rows [i0, i0+rows) of a (m×k) to bf16 into ws, tiles of
-// mr rows, per pair of k steps (k rounded up to kp) mr dwords; rows past
-// the end are zero.
-func packBF16A(ws *lowWorkspace, a []float32, i0, rows, mr, k, kp int) {
+// packA rounds rows [i0, i0+rows) of a (m×k) to bf16 into ws, tiles of
+// mr rows, per pair of k steps mr dwords; rows past the end are zero.
+func (b *bf16Tiles) packA(ws *lowWorkspace, a []float32, i0, rows int) {
+	mr, k, kp := b.kern.mr, b.k, b.kp
 	nt := (rows + mr - 1) / mr
 	dst := growU16(&ws.a16, nt*mr*kp)
 	row := growU16(&ws.row16, kp)

@@ -18,32 +18,22 @@ import (
 // PackedF16BF16 is a constant n×k weight in float16 panels (PackedF16's
 // layout), multiplied in bf16.
 type PackedF16BF16 struct {
-	n, k, kp int
-	kern     *bkernel
-	data     []uint16
+	bf16Tiles
+	data []uint16
 }
 
 // NewPackedF16BF16 wraps data, laid out as PackedF16 describes, without
 // copying it. It fails where products do not run in hardware (HasBF16).
 func NewPackedF16BF16(data []uint16, n, k int) (*PackedF16BF16, error) {
-	if n <= 0 || k <= 0 {
-		return nil, fmt.Errorf("linalg: float16 panels of %d×%d", n, k)
+	if err := checkF16Panels(data, n, k); err != nil {
+		return nil, err
 	}
-	if len(data) != F16PanelLen(n, k) {
-		return nil, fmt.Errorf("linalg: %d float16 values for %d×%d panels, want %d", len(data), n, k, F16PanelLen(n, k))
-	}
-	kern := activeBF16
-	if kern == bgeneric || kern.nr%F16Panel != 0 {
+	t := newBF16Tiles(n, k)
+	if t.kern == bgeneric || t.kern.nr%F16Panel != 0 {
 		return nil, fmt.Errorf("linalg: this CPU multiplies in bf16 in software only")
 	}
-	return &PackedF16BF16{n: n, k: k, kp: (k + 1) &^ 1, kern: kern, data: data}, nil
+	return &PackedF16BF16{bf16Tiles: t, data: data}, nil
 }
-
-// N is the number of rows of the packed matrix (the product's columns).
-func (p *PackedF16BF16) N() int { return p.n }
-
-// K is the number of columns of the packed matrix (the inner dimension).
-func (p *PackedF16BF16) K() int { return p.k }
 
 // MatMulT sets c (m×n) to a (m×k), rounded to bf16, times the transpose of
 // the weight, summed in float32: PackBF16(UnpackF16(data, n, k), n, k).MatMulT.
@@ -60,19 +50,7 @@ func (p *PackedF16BF16) MatMulTBias(c, a, bias []float32, m int) {
 }
 
 // Prefault is PackedF16.Prefault.
-func (p *PackedF16BF16) Prefault() uint16 {
-	var x uint16
-	for i := 0; i < len(p.data); i += 2048 {
-		x ^= p.data[i]
-	}
-	return x
-}
-
-func (p *PackedF16BF16) shape() (n, k, mr, nr int) { return p.n, p.k, p.kern.mr, p.kern.nr }
-
-func (p *PackedF16BF16) packA(ws *lowWorkspace, a []float32, i0, rows int) {
-	packBF16A(ws, a, i0, rows, p.kern.mr, p.k, p.kp)
-}
+func (p *PackedF16BF16) Prefault() uint16 { return prefaultF16(p.data) }
 
 func (p *PackedF16BF16) tile(pa, own *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32) {
 	mr, nr, kp := p.kern.mr, p.kern.nr, p.kp
@@ -126,7 +104,7 @@ func (p *PackedF16BF16) round(dst []uint16, jp int) {
 func (p *PackedF16BF16) Pack() *PackedBF16 {
 	nr, kp := p.kern.nr, p.kp
 	np := panels(p.n, nr)
-	q := &PackedBF16{n: p.n, k: p.k, kp: kp, kern: p.kern, data: make([]uint16, np*nr*kp)}
+	q := &PackedBF16{bf16Tiles: p.bf16Tiles, data: make([]uint16, np*nr*kp)}
 	for jp := range np {
 		p.round(q.data[jp*nr*kp:(jp+1)*nr*kp], jp)
 	}

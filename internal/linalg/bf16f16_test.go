@@ -9,6 +9,22 @@ import (
 	"testing"
 )
 
+// f16BF16Pair is a random n×k weight in float16 panels, multiplied in
+// place in bf16, and the reference: PackBF16 of the decoded weight.
+func f16BF16Pair(t *testing.T, r *rand.Rand, n, k int) (*PackedF16BF16, *PackedBF16) {
+	t.Helper()
+	data := PackF16(randMat(r, n*k), n, k)
+	q, err := NewPackedF16BF16(data, n, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := UnpackF16(data, n, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q, PackBF16(b, n, k)
+}
+
 // TestF16BF16Exact: a product over float16 panels in bf16 is bit for bit
 // that of PackBF16 over the decoded weight, for every tile remainder, widths
 // that end inside a float16 panel and a bf16 block, odd k, with and without
@@ -26,16 +42,7 @@ func TestF16BF16Exact(t *testing.T) {
 		for _, m := range append(edges(mr), 12, 40) {
 			for _, n := range []int{1, 15, 16, 17, 47, 48, 49, 100, 384} {
 				for _, k := range []int{1, 2, 3, 7, 8, 33, 384, 385} {
-					data := PackF16(randMat(r, n*k), n, k)
-					q, err := NewPackedF16BF16(data, n, k)
-					if err != nil {
-						t.Fatal(err)
-					}
-					b, err := UnpackF16(data, n, k)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ref := PackBF16(b, n, k)
+					q, ref := f16BF16Pair(t, r, n, k)
 					a, bias := randMat(r, m*k), randMat(r, n)
 					got, want := make([]float32, m*n), make([]float32, m*n)
 					for _, withBias := range []bool{false, true} {
@@ -154,16 +161,8 @@ func TestF16BF16Pack(t *testing.T) {
 	r := rand.New(rand.NewPCG(47, 48))
 	for _, n := range []int{1, 16, 47, 48, 49, 100, 384} {
 		for _, k := range []int{1, 2, 7, 384, 385} {
-			data := PackF16(randMat(r, n*k), n, k)
-			q, err := NewPackedF16BF16(data, n, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := UnpackF16(data, n, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := q.Pack(), PackBF16(b, n, k); !slices.Equal(got.data, want.data) || got.kp != want.kp {
+			q, ref := f16BF16Pair(t, r, n, k)
+			if got, want := q.Pack(), ref; !slices.Equal(got.data, want.data) || got.kp != want.kp {
 				t.Fatalf("n=%d k=%d: packed differently from PackBF16", n, k)
 			}
 		}

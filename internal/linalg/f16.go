@@ -46,11 +46,8 @@ type PackedF16 struct {
 // NewPackedF16 wraps data, laid out as PackedF16 describes, without copying
 // it; it is only ever read, so it may be read-only memory.
 func NewPackedF16(data []uint16, n, k int) (*PackedF16, error) {
-	if n <= 0 || k <= 0 {
-		return nil, fmt.Errorf("linalg: float16 panels of %d×%d", n, k)
-	}
-	if len(data) != F16PanelLen(n, k) {
-		return nil, fmt.Errorf("linalg: %d float16 values for %d×%d panels, want %d", len(data), n, k, F16PanelLen(n, k))
+	if err := checkF16Panels(data, n, k); err != nil {
+		return nil, err
 	}
 	if activeF16 == nil {
 		return nil, fmt.Errorf("linalg: this CPU has no float16 kernel (AVX2, FMA and F16C)")
@@ -93,19 +90,34 @@ func (p *PackedF16) mul(c, a, bias []float32, m int) {
 // are mapped in (the weight may lie in a file mapping, such as the binary's
 // read-only data) before a product needs them; it returns their XOR, for
 // the caller to keep so that the reads are not optimised away.
-func (p *PackedF16) Prefault() uint16 {
+func (p *PackedF16) Prefault() uint16 { return prefaultF16(p.data) }
+
+// prefaultF16 reads one value of every 4 KiB of data and returns their XOR.
+func prefaultF16(data []uint16) uint16 {
 	var x uint16
-	for i := 0; i < len(p.data); i += 2048 {
-		x ^= p.data[i]
+	for i := 0; i < len(data); i += 2048 {
+		x ^= data[i]
 	}
 	return x
+}
+
+// checkF16Panels says what is wrong with data as the float16 panels of an
+// n×k weight (PackedF16's layout), if anything.
+func checkF16Panels(data []uint16, n, k int) error {
+	if n <= 0 || k <= 0 {
+		return fmt.Errorf("linalg: float16 panels of %d×%d", n, k)
+	}
+	if len(data) != F16PanelLen(n, k) {
+		return fmt.Errorf("linalg: %d float16 values for %d×%d panels, want %d", len(data), n, k, F16PanelLen(n, k))
+	}
+	return nil
 }
 
 // UnpackF16 decodes float16 panels (PackedF16's layout) into the n×k
 // row-major float32 weight, exactly.
 func UnpackF16(data []uint16, n, k int) ([]float32, error) {
-	if n <= 0 || k <= 0 || len(data) != F16PanelLen(n, k) {
-		return nil, fmt.Errorf("linalg: %d float16 values for %d×%d panels, want %d", len(data), n, k, F16PanelLen(max(n, 0), max(k, 0)))
+	if err := checkF16Panels(data, n, k); err != nil {
+		return nil, err
 	}
 	out := make([]float32, n*k)
 	for j := range n {
