@@ -355,8 +355,12 @@ func (ix *Index) KeysOf(id string) []string {
 	var out []string
 	prefix := id + "\x00" // memory.Key: the id, a NUL, the scope
 	ix.live.ForEach(func(doc uint32) bool {
-		if key := ix.keyAt(doc); strings.HasPrefix(key, prefix) {
-			out = append(out, key)
+		if m := ix.decoded(doc); m != nil {
+			if m.ID == id {
+				out = append(out, m.Key())
+			}
+		} else if ix.pendingAt(doc) && strings.HasPrefix(ix.pend.rec[doc].key, prefix) {
+			out = append(out, ix.pend.rec[doc].key)
 		}
 		return true
 	})

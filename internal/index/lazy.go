@@ -128,18 +128,6 @@ func (p *pending) decode(ix *Index, d uint32) *memory.Memory {
 	return m
 }
 
-// keyAt is slot d's memory.Key: of the decoded memory, or as the light
-// pass recorded it.
-func (ix *Index) keyAt(d uint32) string {
-	if ix.pendingAt(d) && ix.decoded(d) == nil {
-		return ix.pend.rec[d].key
-	}
-	if m := ix.doc(d); m != nil {
-		return m.Key()
-	}
-	return ""
-}
-
 // episodeKeyAt is memory.EpisodeKey of slot d's memory, whose episode is
 // episode.
 func (ix *Index) episodeKeyAt(d uint32, episode string) string {

@@ -75,7 +75,11 @@ func TestSnapshotLazy(t *testing.T) {
 				got.Vectors("m").Search([]float32{0.3, 0.5, 0.2}, allow, 20)
 				got.OccurredIn([]memory.TimeWindow{{Since: time.Unix(0, 0), Until: time.Unix(500, 0)}}, allow)
 			}
-			got.KeysOf("m0042")
+			keysOf := func(ix *Index, id string) []string { return slices.Sorted(slices.Values(ix.KeysOf(id))) }
+			want42 := keysOf(orig, "m0042")
+			if len(want42) == 0 || !slices.Equal(keysOf(got, "m0042"), want42) {
+				t.Fatalf("KeysOf(m0042) of the pending memories: %q, want %q", keysOf(got, "m0042"), want42)
+			}
 			got.Models()
 			if n := decodedCount(got); n != atLoad {
 				t.Fatalf("searches and filters decoded %d memories", n-atLoad)
@@ -152,6 +156,9 @@ func TestSnapshotLazy(t *testing.T) {
 			}
 			if err := got.Corrupt(); err != nil {
 				t.Fatal(err)
+			}
+			if !slices.Equal(keysOf(got, "m0042"), keysOf(orig, "m0042")) { // now decoded
+				t.Fatalf("KeysOf(m0042) of the decoded memories: %q, want %q", keysOf(got, "m0042"), keysOf(orig, "m0042"))
 			}
 		})
 	}
