@@ -3,6 +3,7 @@ package bert
 import (
 	"context"
 	"fmt"
+	"github.com/engram-memory/engram/internal/linalg"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -146,4 +147,35 @@ func BenchmarkLoad(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkPackBF16 times packing the built-in model's bf16 layers from the
+// float16 panels used in place (packAfter: what an embedder does once, in
+// the background), and reports the packed weights' size:
+//
+//	go test -run '^$' -bench PackBF16 ./embed/bert
+func BenchmarkPackBF16(b *testing.B) {
+	if !linalg.HasBF16() || !inPlace(BF16) {
+		b.Skip("this CPU has no AVX512_BF16 or float16 kernel")
+	}
+	e, err := New(Options{Precision: BF16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := e.load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bytes int
+	for b.Loop() {
+		packed := w.packed()
+		bytes = 0
+		for _, l := range packed.layers {
+			for _, m := range []linear{l.qkv, l.out, l.ffIn, l.ffOut} {
+				p := m.(*linalg.PackedBF16)
+				bytes += 2 * p.N() * ((p.K() + 1) &^ 1) // bf16 pairs; the built-in widths fill whole panels
+			}
+		}
+	}
+	b.ReportMetric(float64(bytes)/(1<<20), "MiB")
 }

@@ -118,9 +118,10 @@ type Embedder struct {
 // are float16 panels used in place (linalg.PackedF16BF16, which rounds a
 // block of them to bf16 for every product) packs them once, in the
 // background, and uses the packed twin from then on: the same products bit
-// for bit, a 12-token query 0.4 ms sooner, for about 10 ms of one core and
-// 21 MB. A one-shot CLI call never gets there; a server, an import or an
-// evaluation does. A variable for tests.
+// for bit, a 12-token query 0.4 ms sooner, for 12–16 ms of one core and
+// 20 MiB (BenchmarkPackBF16, the first packing of a process). A one-shot
+// CLI call never gets there; a server, an import or an evaluation does. A
+// variable for tests.
 var packAfter int64 = 32
 
 var _ embed.Embedder = (*Embedder)(nil)
