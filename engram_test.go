@@ -405,7 +405,7 @@ func TestImportAllOrNothing(t *testing.T) {
 
 func TestInvalidQueries(t *testing.T) {
 	db := openTest(t, engram.Options{NoEmbedder: true})
-	neg := -1.0
+	neg, two := -1.0, 2.0
 	since := time.Now()
 	cases := []struct {
 		name string
@@ -423,6 +423,8 @@ func TestInvalidQueries(t *testing.T) {
 		{"negative rrf_k", engram.Query{Query: "x", RRFK: -1}},
 		{"huge rrf_k", engram.Query{Query: "x", RRFK: 1e9}},
 		{"nan rrf_k", engram.Query{Query: "x", RRFK: math.NaN()}},
+		{"keyword gate above 1", engram.Query{Query: "x", KeywordGate: &two}},
+		{"negative keyword gate", engram.Query{Query: "x", KeywordGate: &neg}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -124,6 +124,12 @@ func TestNativeHybrid(t *testing.T) {
 	if bm.Strategy != memory.StrategyBM25 || len(bm.Degraded) != 0 || nb.calls.Load() != 2 {
 		t.Fatalf("bm25 with fusion native: strategy %s, degraded %v, %d calls", bm.Strategy, bm.Degraded, nb.calls.Load())
 	}
+	// A keyword gate the query asks for cannot apply to the backend's own
+	// fusion: the response says so.
+	gated := search(t, db, engram.Query{Query: "deploy key vault", Fusion: "native", KeywordGate: ptr(1.0), NoRecord: true})
+	if gated.Strategy != memory.StrategyNative || gated.Fusion.Gated != nil || !hasDegraded(gated, "fusion", "keyword_gate 1 not applied") {
+		t.Fatalf("keyword gate with fusion native: strategy %s, fusion %+v, degraded %v", gated.Strategy, gated.Fusion, gated.Degraded)
+	}
 }
 
 // TestNativeUnsupported: the SQLite backend has no native hybrid, so a query

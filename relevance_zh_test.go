@@ -27,19 +27,21 @@ import (
 // zhModels are the built-in models (embed/builtin names) the set is measured
 // with, each with the R@5 its vector leg must reach (issue 28 asks .8 of a
 // multilingual model; 0 for one that does not read Chinese and so skips the
-// leg): a new model is one more line here. Every model's hybrid must reach
-// BM25's R@5.
+// leg) and the R@5 its hybrid must reach: a new model is one more line here.
+// Every model's hybrid must also reach BM25's R@5.
 var zhModels = []struct {
-	name     string
-	vectorR5 float64
+	name               string
+	vectorR5, hybridR5 float64
 }{
-	{builtin.MiniLM, 0},
-	{builtin.Static, 0},
-	{builtin.GloVe, 0},
-	{builtin.BGESmall, 0},
+	{builtin.MiniLM, 0, 0},
+	{builtin.Static, 0, 0},
+	{builtin.GloVe, 0, 0},
+	{builtin.BGESmall, 0, 0},
 	// multilingual-e5-small reads Chinese: .784 when added, under the .8
-	// asked of it; the floor guards what it reaches.
-	{builtin.Multilingual, 0.75},
+	// asked of it; the floor guards what it reaches. Its hybrid was .577
+	// before the keyword gate (BM25's incidental bigram matches outranked
+	// what the vector leg found) and .748 with it (config.go).
+	{builtin.Multilingual, 0.75, 0.72},
 }
 
 // The regression guard: BM25's R@5 on the set when it was written (no query
@@ -233,8 +235,8 @@ func TestRelevanceChinese(t *testing.T) {
 		if _, r5, _, _ := recallOf(vector); r5 < m.vectorR5 {
 			t.Errorf("%s: vector R@5 %.3f on the Chinese set, want ≥ %.2f", model, r5, m.vectorR5)
 		}
-		if _, r5, _, _ := recallOf(hybrid); r5 < bm25R5 {
-			t.Errorf("%s: hybrid R@5 %.3f on the Chinese set, below BM25's %.3f", model, r5, bm25R5)
+		if _, r5, _, _ := recallOf(hybrid); r5 < bm25R5 || r5 < m.hybridR5 {
+			t.Errorf("%s: hybrid R@5 %.3f on the Chinese set, want ≥ %.2f and ≥ BM25's %.3f", model, r5, m.hybridR5, bm25R5)
 		}
 		for i, r := range hybrid {
 			if r.skipped && !slices.Equal(r.ids, bm25[i].ids) {

@@ -155,6 +155,7 @@ func (e *engine) searcher(ctx context.Context, s backend.Searcher) (*recall.Sear
 		def := ModelDefaults(e.embedder.Model())
 		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
 		cfg.RelevanceBar, cfg.VectorBar, cfg.Paraphrase = def.Relevance, def.VectorRelevance, def.Paraphrase
+		cfg.KeywordGate = def.KeywordGate
 		if f := e.opts.VectorFloor; f != nil {
 			cfg.VectorFloor = *f
 		}

@@ -38,6 +38,11 @@ type Query struct {
 	// means the model's default (60, Cormack et al. 2009, unless measured
 	// otherwise).
 	RRFK float64 `json:"rrf_k,omitempty"`
+	// KeywordGate overrides the embedding model's keyword gate for this
+	// hybrid query: the keyword relevance (0–1) BM25's best match must reach
+	// for BM25 to keep its whole fusion weight; below it the weight shrinks
+	// in proportion. 0 turns the gate off.
+	KeywordGate *float64 `json:"keyword_gate,omitempty"`
 	// Optional stages.
 	Rerank bool     `json:"rerank,omitempty"`
 	HyDE   bool     `json:"hyde,omitempty"`
@@ -140,6 +145,19 @@ type FusionInfo struct {
 	// WeightSource says where the vector weight came from: model, store or query.
 	WeightSource string `json:"weight_source,omitempty"`
 	Candidates   int    `json:"candidates"`
+	// Gated is set when the keyword gate scaled BM25's weight down.
+	Gated *Gated `json:"gated,omitempty"`
+}
+
+// Gated says BM25's weight was scaled down for a hybrid query: its best
+// match's keyword relevance (Best) was below the model's keyword gate (Gate),
+// so the weight in FusionInfo.Weights is the configured one × Best/Gate. A
+// keyword match that covers little of the query (a paraphrase in other
+// words, a Chinese question sharing one incidental bigram with a memory)
+// then does not outrank what the vector leg found.
+type Gated struct {
+	Gate float64 `json:"gate"`
+	Best float64 `json:"best"`
 }
 
 // Degraded names a stage that was skipped or fell back, and why.

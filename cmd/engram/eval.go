@@ -58,7 +58,8 @@ Data sets (under --data, default $ENGRAM_DATA, else ../shared/data):
 
 Modes (--modes, comma-separated): bm25, vector, hybrid; "sweep" for hybrid at
 vector weights 0…1; variants such as hybrid:w=0.2, hybrid:fusion=rsf,
-hybrid+mmr:lambda=0.5, hybrid:candidates=200; hybrid:long=BYTES/TERMS/WINDOW
+hybrid:kg=0.15 (the keyword gate), hybrid+mmr:lambda=0.5,
+hybrid:candidates=200; hybrid:long=BYTES/TERMS/WINDOW
 (with /ends, /wt) runs with other long-query settings (docs/evaluation.md):
 with --long-prompt, each locomo question padded to about that many bytes
 with another conversation's turns, question last (--long-prompt-first: first).

@@ -29,7 +29,7 @@ type searchFlags struct {
 	fusion, since, until         string
 	scope, tags                  []string
 	vectorWeight, lambda, minRel float64
-	rrfK                         float64
+	rrfK, keywordGate            float64
 	rerank, mmr, hyde, noRecord  bool
 	record                       bool
 	batch                        string
@@ -123,6 +123,7 @@ what was current then.`,
 	fl.StringVar(&f.fusion, "fusion", "", "rrf (reciprocal rank), rsf (relative score) or dbsf (distribution-based); default the embedding model's (rsf for the built-in)")
 	fl.Float64Var(&f.vectorWeight, "vector-weight", 0, "vector leg weight for this query, BM25's being 1 (default: the store's calibrated weight, else the model's)")
 	fl.Float64Var(&f.rrfK, "rrf-k", 0, "RRF's k for this query (default: the model's, 60 unless measured otherwise)")
+	fl.Float64Var(&f.keywordGate, "keyword-gate", 0, "keyword relevance (0–1) BM25's best match must reach to keep BM25's whole weight in a hybrid; 0 turns the gate off (default: the model's)")
 	fl.IntVar(&f.candidates, "candidates", 0, "per-leg candidate pool (default max(5×limit, 50))")
 	fl.BoolVar(&f.rerank, "rerank", false, "rerank the top candidates with the configured cross-encoder")
 	fl.BoolVar(&f.mmr, "mmr", false, "diversify with MMR over stored vectors")
@@ -174,6 +175,10 @@ func (f *searchFlags) query(cmd *cobra.Command) (memory.Query, error) {
 			return q, fmt.Errorf("%s: %w", t.flag, err)
 		}
 		*t.dst = &at
+	}
+	if cmd.Flags().Changed("keyword-gate") {
+		g := f.keywordGate
+		q.KeywordGate = &g
 	}
 	if cmd.Flags().Changed("vector-weight") {
 		w := f.vectorWeight

@@ -139,6 +139,12 @@ func ParseMode(spec string) (Mode, error) {
 
 func modeParam(k, v string) (func(q *memory.Query), error) {
 	switch k {
+	case "kg":
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x >= 0 && x <= 1) {
+			return nil, fmt.Errorf("kg=%q: want the keyword gate, a number from 0 (off) to 1", v)
+		}
+		return func(q *memory.Query) { g := x; q.KeywordGate = &g }, nil
 	case "w", "bw", "lambda":
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
@@ -173,5 +179,5 @@ func modeParam(k, v string) (func(q *memory.Query), error) {
 		}
 		return func(q *memory.Query) { q.Candidates = n }, nil
 	}
-	return nil, fmt.Errorf("parameter %q: want w, bw, fusion, k, lambda, candidates or long", k)
+	return nil, fmt.Errorf("parameter %q: want w, bw, kg, fusion, k, lambda, candidates or long", k)
 }

@@ -20,8 +20,12 @@ func describe(q memory.Query) string {
 	if q.RRFK != 0 {
 		fusion += fmt.Sprintf(" k=%g", q.RRFK)
 	}
-	return fmt.Sprintf("mode=%s bw=%s w=%s fusion=%s mmr=%t lambda=%s rerank=%t hyde=%t cand=%d",
+	s := fmt.Sprintf("mode=%s bw=%s w=%s fusion=%s mmr=%t lambda=%s rerank=%t hyde=%t cand=%d",
 		q.Mode, f(q.BM25Weight), f(q.VectorWeight), fusion, q.MMR, f(q.Lambda), q.Rerank, q.HyDE, q.Candidates)
+	if q.KeywordGate != nil {
+		s += " kg=" + f(q.KeywordGate)
+	}
+	return s
 }
 
 func TestParseMode(t *testing.T) {
@@ -38,6 +42,8 @@ func TestParseMode(t *testing.T) {
 		{"hybrid+mmr:lambda=0.5", "mode=hybrid bw=- w=- fusion= mmr=true lambda=0.5 rerank=false hyde=false cand=0"},
 		{"hybrid+rerank+hyde:fusion=rsf:candidates=80", "mode=hybrid bw=- w=- fusion=rsf mmr=false lambda=- rerank=true hyde=true cand=80"},
 		{"hybrid:k=10", "mode=hybrid bw=- w=- fusion= k=10 mmr=false lambda=- rerank=false hyde=false cand=0"},
+		{"hybrid:kg=0.15", "mode=hybrid bw=- w=- fusion= mmr=false lambda=- rerank=false hyde=false cand=0 kg=0.15"},
+		{"hybrid:kg=0", "mode=hybrid bw=- w=- fusion= mmr=false lambda=- rerank=false hyde=false cand=0 kg=0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.spec, func(t *testing.T) {
@@ -73,6 +79,8 @@ func TestParseModeErrors(t *testing.T) {
 		"zero k":           "hybrid:k=0",
 		"infinite k":       "hybrid:k=Inf",
 		"repeated key":     "hybrid:w=0.1:w=0.2",
+		"gate above one":   "hybrid:kg=1.5",
+		"nan gate":         "hybrid:kg=NaN",
 	}
 	for name, spec := range cases {
 		t.Run(name, func(t *testing.T) {

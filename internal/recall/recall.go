@@ -77,7 +77,11 @@ type Config struct {
 	Fusion string
 	// RRFK is the k a query gets under rrf when it names none; 0 means
 	// fusion.DefaultK.
-	RRFK         float64
+	RRFK float64
+	// KeywordGate is the model's keyword gate (a query's KeywordGate
+	// overrides it): the keyword relevance BM25's best match must reach for
+	// BM25 to keep its whole weight in a hybrid; 0 is off (stages.go, gate).
+	KeywordGate  float64
 	Reranker     rerank.Reranker
 	RerankDepth  int
 	LLM          *llm.Client
@@ -136,6 +140,9 @@ func Validate(q *memory.Query) error {
 		if w != nil && !(*w >= 0 && *w <= MaxWeight) { // false for NaN
 			return fmt.Errorf("%w: %s %v must be a number from 0 to %g", ErrInvalidQuery, name, *w, float64(MaxWeight))
 		}
+	}
+	if g := q.KeywordGate; g != nil && !(*g >= 0 && *g <= 1) { // false for NaN
+		return fmt.Errorf("%w: keyword_gate %v must be within [0,1] (0: off)", ErrInvalidQuery, *g)
 	}
 	if math.IsNaN(q.RRFK) || q.RRFK < 0 || q.RRFK > MaxRRFK {
 		return fmt.Errorf("%w: rrf_k %v must be within [0,%g] (0: the default)", ErrInvalidQuery, q.RRFK, float64(MaxRRFK))

@@ -36,6 +36,9 @@ func TestValidate(t *testing.T) {
 		{"lambda above 1", memory.Query{Query: "x", Lambda: ptr(1.5)}, "mmr_lambda"},
 		{"NaN rrf_k", memory.Query{Query: "x", RRFK: math.NaN()}, "rrf_k"},
 		{"rrf_k above the maximum", memory.Query{Query: "x", RRFK: MaxRRFK * 2}, "rrf_k"},
+		{"keyword gate above 1", memory.Query{Query: "x", KeywordGate: ptr(1.5)}, "keyword_gate"},
+		{"negative keyword gate", memory.Query{Query: "x", KeywordGate: ptr(-0.1)}, "keyword_gate"},
+		{"NaN keyword gate", memory.Query{Query: "x", KeywordGate: ptr(math.NaN())}, "keyword_gate"},
 		{"min_relevance above 1", memory.Query{Query: "x", MinRelevance: 1.5}, "min_relevance"},
 		{"neighbours out of range", memory.Query{Query: "x", Neighbours: memory.MaxNeighbours + 1}, "neighbours"},
 		{"since not before until", memory.Query{Query: "x", Filter: memory.Filter{Since: &clock, Until: &clock}}, "not before until"},
@@ -522,4 +525,103 @@ func TestCancelled(t *testing.T) {
 	if _, err := searcher(t).Search(c, memory.Query{Query: "deploys"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Search with a cancelled context: %v", err)
 	}
+}
+
+// TestKeywordGate: in a hybrid, BM25's weight shrinks to best/gate when the
+// keyword relevance of its best match (best) is below the gate, the model's
+// or the query's; the response says so and the fusion uses that weight.
+// Nothing changes at or above the gate, with the gate off, or with one leg.
+func TestKeywordGate(t *testing.T) {
+	const text = "when do deploys go out after the canary"
+	res, err := searcher(t).Backend.Legs(ctx, backend.LegQuery{Filter: memory.Filter{Current: true}, K: MinCandidates, Text: text,
+		Vector: conceptVector(text), Model: testModel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := 0.0
+	for _, h := range res.BM25 {
+		best = max(best, relevanceScore(h)/res.Bound)
+	}
+	if !(best > 0.05 && best < 0.5) {
+		t.Fatalf("best keyword relevance %v: the fixture no longer has a partial match", best)
+	}
+	cases := []struct {
+		name  string
+		model float64  // Config.KeywordGate
+		query *float64 // Query.KeywordGate
+		mode  string
+		gate  float64 // the gate that scales BM25's weight; 0: none
+	}{
+		{"off", 0, nil, "", 0},
+		{"model gate below the best match", best / 2, nil, "", 0},
+		{"model gate at the best match", best, nil, "", 0},
+		{"model gate above the best match", 2 * best, nil, "", 2 * best},
+		{"query gate above the best match", 0, ptr(1.0), "", 1},
+		{"query gate overrides the model's", 1, ptr(2 * best), "", 2 * best},
+		{"query turns the model's gate off", 1, ptr(0.0), "", 0},
+		{"bm25 alone", 1, nil, memory.ModeBM25, 0},
+		{"vector alone", 1, nil, memory.ModeVector, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := searcher(t)
+			s.Config.KeywordGate = c.model
+			resp := searchOK(t, s, memory.Query{Query: text, Mode: c.mode, Fusion: FusionRSF, KeywordGate: c.query, NoDates: true})
+			f := resp.Fusion
+			wb := 1.0
+			if c.gate == 0 {
+				if f.Gated != nil {
+					t.Fatalf("gated %+v, want none", f.Gated)
+				}
+			} else {
+				wb = best / c.gate
+				if f.Gated == nil || f.Gated.Gate != c.gate || f.Gated.Best != round(best, 6) {
+					t.Fatalf("gated %+v, want gate %v best %v", f.Gated, c.gate, round(best, 6))
+				}
+			}
+			if c.mode != "" {
+				return
+			}
+			if math.Abs(f.Weights["bm25"]-wb) > 1e-12 || f.Weights["vector"] != 1 {
+				t.Fatalf("weights %v, want bm25 %v, vector 1", f.Weights, wb)
+			}
+			// Relative score fusion with that weight: Σ w·(s−min)/(max−min)
+			// over each leg's hits.
+			norm := func(hs []backend.Hit) map[string]float64 {
+				lo, hi := math.Inf(1), math.Inf(-1)
+				for _, h := range hs {
+					lo, hi = min(lo, h.Score), max(hi, h.Score)
+				}
+				out := map[string]float64{}
+				for _, h := range hs {
+					out[h.Memory.ID] = 1
+					if hi > lo {
+						out[h.Memory.ID] = (h.Score - lo) / (hi - lo)
+					}
+				}
+				return out
+			}
+			nb, nv := norm(res.BM25), norm(res.Vector)
+			for _, r := range resp.Results {
+				if want := wb*nb[r.ID] + nv[r.ID]; math.Abs(r.Explain.Fused-want) > 1e-8 {
+					t.Fatalf("%s: fused %v, want %v·%v + %v = %v", r.ID, r.Explain.Fused, wb, nb[r.ID], nv[r.ID], want)
+				}
+			}
+		})
+	}
+	// A hybrid whose vector leg finds nothing (no memory the filter lets
+	// through has a vector) is ranked by BM25 alone: no gate, BM25's weight
+	// as it is.
+	t.Run("no vector hit", func(t *testing.T) {
+		s := searcher(t)
+		bare := note("10", "a note with no known concept at all")
+		bare.Type = "fact"
+		s.Backend = store(t, bare, note("04", "Coffee is on the third floor"))
+		resp := searchOK(t, s, memory.Query{Query: "coffee note", Filter: memory.Filter{Type: "fact"}, Fusion: FusionRSF,
+			KeywordGate: ptr(1.0), NoDates: true})
+		if resp.Strategy != memory.StrategyHybrid || resp.Fusion.Gated != nil || resp.Fusion.Weights["bm25"] != 1 ||
+			len(resp.Results) != 1 || resp.Results[0].Explain.Vector != nil {
+			t.Fatalf("strategy %s, fusion %+v, results %v", resp.Strategy, resp.Fusion, resultIDs(resp))
+		}
+	})
 }

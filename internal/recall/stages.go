@@ -72,6 +72,28 @@ func (r *run) readable(hs []backend.Hit) []backend.Hit {
 	return out
 }
 
+// gate is BM25's fusion weight wb after the keyword gate (Config.KeywordGate,
+// or the query's): when the best keyword relevance among BM25's hits is below
+// the gate, the weight shrinks in proportion, and gated says so. With no
+// bound to measure relevance against, or no BM25 hit, it is left alone.
+func (r *run) gate(wb float64, res *backend.LegResult) (float64, *memory.Gated) {
+	g := r.s.KeywordGate
+	if r.q.KeywordGate != nil {
+		g = *r.q.KeywordGate
+	}
+	if !(g > 0) || !(res.Bound > 0) || math.IsInf(res.Bound, 0) || len(res.BM25) == 0 {
+		return wb, nil
+	}
+	best := 0.0
+	for _, h := range res.BM25 {
+		best = max(best, keywordRelevance(relevanceScore(h), res.Bound))
+	}
+	if best >= g {
+		return wb, nil
+	}
+	return wb * best / g, &memory.Gated{Gate: g, Best: round(best, 6)}
+}
+
 // fuse merges the legs with the query's fusion and weights. Every result keeps
 // its per-leg rank and score for explain.
 func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
@@ -97,6 +119,14 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 		hits = append(hits, hs)
 		weights[legName] = w
 	}
+	var vhits []backend.Hit
+	if r.resp.Strategy != memory.StrategyBM25 {
+		vhits = r.readable(res.Vector)
+	}
+	var gated *memory.Gated
+	if r.resp.Strategy == memory.StrategyHybrid && len(vhits) > 0 { // with no vector hit, BM25 ranks alone
+		wb, gated = r.gate(wb, res)
+	}
 	if r.resp.Strategy != memory.StrategyVector {
 		leg("bm25", wb, res.BM25)
 	}
@@ -104,10 +134,10 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 		if r.resp.Strategy == memory.StrategyVector {
 			wv = 1 // a single leg: its weight only scales the score
 		}
-		leg("vector", wv, r.readable(res.Vector))
+		leg("vector", wv, vhits)
 	}
 	var fused []fusion.Fused
-	info := &memory.FusionInfo{Method: q.Fusion, Weights: weights, Candidates: pool}
+	info := &memory.FusionInfo{Method: q.Fusion, Weights: weights, Candidates: pool, Gated: gated}
 	switch q.Fusion {
 	case FusionRSF:
 		fused = fusion.RSF(legs)
@@ -199,6 +229,9 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 		WeightSource: source, Candidates: lq.K}
 	if q.RRFK != 0 && q.RRFK != res.K {
 		r.degrade("fusion", fmt.Errorf("rrf_k %g not applied: the backend's native fusion has its own k (%g)", q.RRFK, res.K))
+	}
+	if g := q.KeywordGate; g != nil && *g > 0 {
+		r.degrade("fusion", fmt.Errorf("keyword_gate %g not applied: the backend fuses both legs itself", *g))
 	}
 	out := make([]*candidate, 0, len(res.Hits))
 	for _, h := range res.Hits {

@@ -59,6 +59,8 @@ func TestHostileInput(t *testing.T) {
 		{"negative limit", "POST", "/v1/search", keyA, `{"query": "x", "limit": -5}`, 400, CodeBadRequest},
 		{"huge candidates", "POST", "/v1/search", keyA, `{"query": "x", "candidates": 1000000000}`, 400, CodeBadRequest},
 		{"bad mode", "POST", "/v1/search", keyA, `{"query": "x", "mode": "magic"}`, 400, CodeBadRequest},
+		{"keyword gate above 1", "POST", "/v1/search", keyA, `{"query": "x", "keyword_gate": 1.5}`, 400, CodeBadRequest},
+		{"negative keyword gate", "POST", "/v1/search", keyA, `{"query": "x", "keyword_gate": -0.5}`, 400, CodeBadRequest},
 		{"huge inject limit", "POST", "/v1/inject", keyA, `{"prompt": "x", "limit": 100000}`, 400, CodeBadRequest},
 		{"negative brief limit", "POST", "/v1/brief", keyA, `{"limit": -1}`, 400, CodeBadRequest},
 		{"huge brief budget", "POST", "/v1/brief", keyA, `{"budget": 1000000000}`, 400, CodeBadRequest},

@@ -558,6 +558,8 @@ export interface components {
             /** @enum {string} */
             fusion?: "rrf" | "rsf" | "dbsf" | "native";
             rrf_k?: number;
+            /** @description keyword relevance BM25's best match must reach to keep BM25's whole weight in a hybrid; 0 turns the gate off (default: the embedding model's) */
+            keyword_gate?: number;
             rerank?: boolean;
             hyde?: boolean;
             mmr?: boolean;

@@ -296,12 +296,23 @@ class Degraded:
 
 
 @dataclass
+class Gated:
+    """BM25's weight was scaled down by the keyword gate: its best match's
+    keyword relevance (best) was below the model's gate (gate)."""
+
+    gate: float
+    best: float
+    raw: dict[str, Any] = _raw()
+
+
+@dataclass
 class Fusion:
     method: str
     k: float = 0.0
     weights: dict[str, float] = field(default_factory=dict)
     weight_source: str = ""
     candidates: int = 0
+    gated: Gated | None = None
     raw: dict[str, Any] = _raw()
 
 
@@ -415,6 +426,7 @@ class SearchOptions(Filter, total=False):
     vector_weight: float
     fusion: Literal["rrf", "rsf", "dbsf", "native"]
     rrf_k: float
+    keyword_gate: float
     rerank: bool
     hyde: bool
     mmr: bool
@@ -548,7 +560,7 @@ class ListOptions(TypedDict, total=False):
 
 __all__ = [
     "AddResult", "Boosts", "Brief", "BriefItem", "BriefOptions", "Degraded", "Deleted", "Embedding",
-    "EpisodeOptions", "Explain", "Filter", "Fusion", "History", "ImportResult", "Injection", "InjectOptions",
+    "EpisodeOptions", "Explain", "Filter", "Fusion", "Gated", "History", "ImportResult", "Injection", "InjectOptions",
     "LegBM25", "LegVector", "ListOptions", "ListPage", "Memory", "MemoryFields", "MemoryInput", "Merged",
     "Message", "MMR", "Neighbour", "NotRequired", "Order", "Patch", "Rerank", "Result", "Scope", "SearchOptions",
     "SearchResponse", "Skipped", "Stats", "Status", "Time", "TimeWindow", "Touched", "Version",
