@@ -20,7 +20,7 @@ func TestReadmeShape(t *testing.T) {
 		t.Errorf("README.md is %d bytes, over 8 KB: move detail into docs/", len(data))
 	}
 	for _, want := range []string{
-		"CGO_ENABLED=0 go install github.com/engram-memory/engram/cmd/engram@latest",
+		"CGO_ENABLED=0 go install -ldflags='-s -w' github.com/engram-memory/engram/cmd/engram@latest",
 		"go run ./cmd/engram demo",
 		"go test -race ./...",
 	} {
