@@ -151,9 +151,10 @@ var modelDefaults = []struct {
 	// the vector leg alone .784), since a bigram a question shares with an
 	// unrelated memory no longer outranks the vector leg; SciFact .7228 to
 	// .7215, LoCoMo turn any@5 .7693 to .7683. The English models' gate is
-	// off: at .1–.2 it moved SciFact by −.0013 at most and LoCoMo turns by
-	// +.005 at most (MiniLM: sessions and plain turns ±0, inject's delivery
-	// 63.6% to 63.4% at .2), nothing to choose by (docs/evaluation.md).
+	// off: at .1–.2 it moved SciFact by .0013 at most and LoCoMo turns by
+	// .005 at most, either way (MiniLM: sessions and plain turns ±0, inject's
+	// delivery 63.6% to 63.4% at .2), nothing to choose by
+	// (docs/evaluation.md).
 	{"multilingual-e5-small-q4-", ModelDefault{VectorWeight: 0.5, Floor: 0.75, Fusion: "rsf", Relevance: 0.26, VectorRelevance: 0.52, KeywordGate: 0.2}},
 	{"openai:", ModelDefault{VectorWeight: 1, Floor: 0.2, Fusion: "rrf", Relevance: 0.15}},
 	{"ollama:", ModelDefault{VectorWeight: 1, Floor: 0.3, Fusion: "rrf", Relevance: 0.15}},
