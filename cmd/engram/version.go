@@ -25,7 +25,7 @@ type build struct {
 	Go       string `json:"go"`
 	Platform string `json:"platform"`
 	// Cgo: built with CGO_ENABLED=1, which links the C library dynamically
-	// (for net's resolver only): each process starts about 1 ms later.
+	// (for net's resolver only): each process starts about 0.5 ms later (docs/development.md).
 	Cgo    bool            `json:"cgo,omitempty"`
 	Models []builtin.Model `json:"models,omitempty"`
 }
@@ -145,7 +145,7 @@ func writeVersion(w io.Writer, b build) error {
 	if b.Cgo {
 		// Nothing in Engram needs cgo: only net's resolver uses it when a C
 		// compiler is found, and the dynamic link costs every call.
-		s.WriteString("cgo:      on (each call starts about 1 ms later; CGO_ENABLED=0 go install builds without it)\n")
+		s.WriteString("cgo:      on (each call starts about 0.5 ms later; CGO_ENABLED=0 go install builds without it)\n")
 	}
 	s.WriteString("models:\n")
 	width := 0
