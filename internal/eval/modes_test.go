@@ -121,7 +121,7 @@ func TestParseModesAndSweep(t *testing.T) {
 }
 
 func FuzzParseModes(f *testing.F) {
-	for _, s := range []string{"bm25,vector,hybrid", "sweep", "hybrid+mmr:lambda=0.5:w=0.1", "hybrid:fusion=dbsf:candidates=9"} {
+	for _, s := range []string{"bm25,vector,hybrid", "sweep", "hybrid+mmr:lambda=0.5:w=0.1", "hybrid:fusion=dbsf:candidates=9", "hybrid:kg=0.2,hybrid:kg=0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
