@@ -83,3 +83,19 @@ func BenchmarkTokenize(b *testing.B) {
 		e.Tokenize(text, false)
 	}
 }
+
+// BenchmarkLoad is what a process pays for its first query: New (the file's
+// header and tensor table), the layers decoded from Q4_0 and packed (on every
+// core), and one short query.
+func BenchmarkLoad(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := New(Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.EmbedQuery(context.Background(), []string{"如何配置反向代理"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

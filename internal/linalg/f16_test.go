@@ -155,3 +155,41 @@ func TestHalfConversions(t *testing.T) {
 		t.Errorf("1+3·2⁻¹¹ (a tie) = %#04x, want 0x3c02 (even)", got)
 	}
 }
+
+// TestRoundF16 holds RoundF16 (F16C where the CPU has it) to floatToHalf, the
+// reference PackF16 uses: every float16 times every small integer (a Q4_0
+// value, as embed/e5 builds its panels from), every float16 and its
+// neighbours halfway to the next, random bit patterns, and lengths that leave
+// a tail of one to seven values; NaN stays NaN.
+func TestRoundF16(t *testing.T) {
+	var src []float32
+	for h := range 1 << 16 {
+		f := halfToFloat(uint16(h))
+		for q := -8; q < 8; q++ {
+			src = append(src, float32(q)*f)
+		}
+		next := halfToFloat(uint16(h + 1))
+		src = append(src, (f+next)/2, math.Nextafter32((f+next)/2, f), math.Nextafter32((f+next)/2, next))
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1 << 16 {
+		src = append(src, math.Float32frombits(r.Uint32()))
+	}
+	src = append(src, float32(math.Inf(1)), float32(math.Inf(-1)), 0x1p-30, -0x1p-25, 65520, 65519.99, 1e10)
+	for _, n := range []int{len(src), len(src) - 1, 7, 1, 0, 9, 15} {
+		got := make([]uint16, n)
+		RoundF16(got, src[:n])
+		for i, v := range src[:n] {
+			want := floatToHalf(v)
+			if v != v {
+				if got[i]&0x7c00 != 0x7c00 || got[i]&0x3ff == 0 {
+					t.Fatalf("n %d: NaN %#08x rounded to %#04x", n, math.Float32bits(v), got[i])
+				}
+				continue
+			}
+			if got[i] != want {
+				t.Fatalf("n %d: %g (%#08x) rounded to %#04x, floatToHalf %#04x", n, v, math.Float32bits(v), got[i], want)
+			}
+		}
+	}
+}
