@@ -219,6 +219,9 @@ func Explained(w io.Writer, resp *memory.Response) error {
 		if f.WeightSource != "" {
 			fmt.Fprintf(&b, " (weights from %s)", f.WeightSource)
 		}
+		if g := f.Gated; g != nil {
+			fmt.Fprintf(&b, " bm25 gated: its best match's keyword relevance %.3g < %g", g.Best, g.Gate)
+		}
 	}
 	b.WriteString("\n")
 	for _, d := range resp.Degraded {

@@ -42,6 +42,19 @@ func TestExplainedGolden(t *testing.T) {
 	checkGolden(t, "explained.txt", buf.Bytes())
 }
 
+// TestExplainedGated: a BM25 weight the keyword gate scaled down says so,
+// with the best match's keyword relevance and the gate.
+func TestExplainedGated(t *testing.T) {
+	resp := sampleResponse()
+	resp.Fusion = &memory.FusionInfo{Method: "rsf", Weights: map[string]float64{"bm25": 0.256662, "vector": 0.5}, WeightSource: "model",
+		Candidates: 50, Gated: &memory.Gated{Gate: 0.2, Best: 0.051332}}
+	var buf bytes.Buffer
+	if err := Explained(&buf, resp); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "explained_gated.txt", buf.Bytes())
+}
+
 // TestExplainedTime: the date phrase read, the boost it gave, and a result a
 // newer memory supersedes.
 func TestExplainedTime(t *testing.T) {

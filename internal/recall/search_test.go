@@ -574,7 +574,7 @@ func TestKeywordGate(t *testing.T) {
 					t.Fatalf("gated %+v, want none", f.Gated)
 				}
 			} else {
-				wb = best / c.gate
+				wb = round(best/c.gate, 6)
 				if f.Gated == nil || f.Gated.Gate != c.gate || f.Gated.Best != round(best, 6) {
 					t.Fatalf("gated %+v, want gate %v best %v", f.Gated, c.gate, round(best, 6))
 				}

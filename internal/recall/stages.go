@@ -91,7 +91,7 @@ func (r *run) gate(wb float64, res *backend.LegResult) (float64, *memory.Gated) 
 	if best >= g {
 		return wb, nil
 	}
-	return wb * best / g, &memory.Gated{Gate: g, Best: round(best, 6)}
+	return round(wb*best/g, 6), &memory.Gated{Gate: g, Best: round(best, 6)}
 }
 
 // fuse merges the legs with the query's fusion and weights. Every result keeps
