@@ -51,6 +51,15 @@ type record struct {
 	embed    *memory.Embedding // interned; nil without an embedding (or with a vector of its own, decoded at once)
 }
 
+// occurred is the memory's occurred_at.
+func (rc *record) occurred() time.Time { return time.Unix(rc.sec, int64(rc.nsec)).UTC() }
+
+// bytes is slot d's record as the snapshot holds it.
+func (p *pending) bytes(d uint32) []byte {
+	rc := &p.rec[d]
+	return p.data[int(d)/p.chunk][rc.off:rc.end]
+}
+
 // newPending returns the pending memories of slots slots read in chunks of
 // chunk slots: data are the chunks' payloads (filled in as they are read),
 // closers their mappings, closed once p is unreachable. The light pass
@@ -108,7 +117,7 @@ func (ix *Index) pendingAt(d uint32) bool {
 // decode decodes slot d's memory from its record, which the load verified.
 func (p *pending) decode(ix *Index, d uint32) *memory.Memory {
 	rc := &p.rec[d]
-	r := binenc.NewPayloadReader(p.data[int(d)/p.chunk][rc.off:rc.end])
+	r := binenc.NewPayloadReader(p.bytes(d))
 	c := memoryCodec{single: true, given: true, scope: rc.scope, embed: rc.embed}
 	m := new(memory.Memory)
 	c.read(r, ix, m)
@@ -123,19 +132,22 @@ func (p *pending) decode(ix *Index, d uint32) *memory.Memory {
 		}
 		err = fmt.Errorf("index snapshot: pending memory %d: %w", d, err)
 		ix.lazyErr.CompareAndSwap(nil, &err)
-		return &memory.Memory{ID: id, Scope: rc.scope, Embedding: rc.embed, Seq: rc.seq, OccurredAt: time.Unix(rc.sec, int64(rc.nsec)).UTC()}
+		return &memory.Memory{ID: id, Scope: rc.scope, Embedding: rc.embed, Seq: rc.seq, OccurredAt: rc.occurred()}
 	}
 	return m
 }
 
 // episodeKeyAt is memory.EpisodeKey of slot d's memory, whose episode is
-// episode.
+// episode ("" for a free slot).
 func (ix *Index) episodeKeyAt(d uint32, episode string) string {
-	if m := ix.decoded(d); m != nil || !ix.pendingAt(d) {
-		return ix.doc(d).EpisodeKey()
+	if m := ix.decoded(d); m != nil {
+		return m.EpisodeKey()
 	}
-	_, scope := memory.SplitKey(ix.pend.rec[d].key)
-	return scope + "\x00" + episode
+	if ix.pendingAt(d) {
+		_, scope := memory.SplitKey(ix.pend.rec[d].key)
+		return scope + "\x00" + episode
+	}
+	return ""
 }
 
 // scopeAt is slot d's memory's scope.
@@ -160,15 +172,18 @@ func (ix *Index) embeddingAt(d uint32) *memory.Embedding {
 	return nil
 }
 
-// orderAt is what memory.EpisodeOrder compares of slot d's memory.
+// orderAt is what memory.EpisodeOrder compares of slot d's memory (zeros
+// for a free slot).
 func (ix *Index) orderAt(d uint32) (seq int64, at time.Time, id string) {
-	if m := ix.decoded(d); m != nil || !ix.pendingAt(d) {
-		m = ix.doc(d)
+	if m := ix.decoded(d); m != nil {
 		return m.Seq, m.OccurredAt, m.ID
 	}
-	rc := &ix.pend.rec[d]
-	id, _ = memory.SplitKey(rc.key)
-	return rc.seq, time.Unix(rc.sec, int64(rc.nsec)).UTC(), id
+	if ix.pendingAt(d) {
+		rc := &ix.pend.rec[d]
+		id, _ = memory.SplitKey(rc.key)
+		return rc.seq, rc.occurred(), id
+	}
+	return 0, time.Time{}, ""
 }
 
 // episodeOrder is memory.EpisodeOrder of slots a and b (NeighbourOrder is

@@ -84,6 +84,36 @@ func TestSnapshotLazy(t *testing.T) {
 			if n := decodedCount(got); n != atLoad {
 				t.Fatalf("searches and filters decoded %d memories", n-atLoad)
 			}
+			// What the episode lists are built from, read off the records
+			// of pending memories as their decoded memories would give it;
+			// a free slot has none.
+			for d, m := range orig.docs {
+				seq, at, id := got.orderAt(uint32(d))
+				if seq != m.Seq || !at.Equal(m.OccurredAt) || id != m.ID {
+					t.Fatalf("slot %d: order %d %v %q, want %d %v %q", d, seq, at, id, m.Seq, m.OccurredAt, m.ID)
+				}
+				if ek := got.episodeKeyAt(uint32(d), m.Episode); m.Episode != "" && ek != m.EpisodeKey() {
+					t.Fatalf("slot %d: episode key %q, want %q", d, ek, m.EpisodeKey())
+				}
+			}
+			if n := decodedCount(got); n != atLoad {
+				t.Fatalf("reading orders and episode keys decoded %d memories", n-atLoad)
+			}
+			// A slot freed by a delete (of a copy) has no order and no key.
+			spare, err := loadFrom(bytes.Clone(data), tokenize.DefaultOptions(), mapped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, d := range spare.byKey {
+				if spare.decoded(d) == nil && orig.docs[d].Episode != "" {
+					spare.Delete(k)
+					seq, at, id := spare.orderAt(d)
+					if ek := spare.episodeKeyAt(d, orig.docs[d].Episode); seq != 0 || !at.IsZero() || id != "" || ek != "" {
+						t.Fatalf("freed slot %d: order %d %v %q, episode key %q", d, seq, at, id, ek)
+					}
+					break
+				}
+			}
 			var key string
 			for k, d := range got.byKey {
 				if got.decoded(d) == nil && orig.docs[d].Episode != "" {

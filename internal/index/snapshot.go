@@ -96,9 +96,8 @@ func (ix *Index) WriteSnapshot(w *binenc.Writer) {
 			m := ix.decoded(uint32(doc))
 			if m == nil && ix.pendingAt(uint32(doc)) {
 				// Unchanged since it was read: its record as it was.
-				rc := &ix.pend.rec[doc]
 				w.Bool(true)
-				w.RawBytes(ix.pend.data[doc/ix.pend.chunk][rc.off:rc.end])
+				w.RawBytes(ix.pend.bytes(uint32(doc)))
 				continue
 			}
 			w.Bool(m != nil)
@@ -526,15 +525,11 @@ func (ix *Index) indexPostings(lo, hi int, keys *chunkKeys) error {
 // postView is post for a key that may be a view of bytes the index does
 // not keep: a new posting list's key is a copy.
 func postView(p map[string]*docset.Set, key string, doc uint32) {
-	if key == "" {
+	if s := p[key]; s != nil {
+		s.Add(doc)
 		return
 	}
-	s := p[key]
-	if s == nil {
-		s = &docset.Set{}
-		p[strings.Clone(key)] = s
-	}
-	s.Add(doc)
+	post(p, strings.Clone(key), doc)
 }
 
 // checkFree verifies that the free list names exactly the empty slots.
