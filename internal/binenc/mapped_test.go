@@ -97,19 +97,27 @@ func TestMappable(t *testing.T) {
 	}
 }
 
+// fileOf writes data to a new file of the test's and opens it for reading,
+// closed when the test ends.
+func fileOf(t testing.TB, data []byte) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 func TestMappableCorrupt(t *testing.T) {
 	large := pattern(MapMin, 4)
 	good := mappableStream(t, large)
-	path := filepath.Join(t.TempDir(), "s")
 	read := func(data []byte) error {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+		f := fileOf(t, data)
 		r := NewReader(f, int64(len(data)))
 		r.SetMapper(mmap.Mapper(f))
 		_ = r.String()

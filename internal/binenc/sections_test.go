@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -117,15 +116,7 @@ func readSectioned(data []byte, file *os.File, n int, view ...bool) error {
 func TestSections(t *testing.T) {
 	const n = 5
 	good := sectioned(t, pattern(MapMin, 9), n)
-	path := filepath.Join(t.TempDir(), "s")
-	if err := os.WriteFile(path, good, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := fileOf(t, good)
 	if err := readSectioned(good, f, n); err != nil {
 		t.Fatalf("from a file: %v", err)
 	}
@@ -297,15 +288,7 @@ func TestPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	file := filepath.Join(t.TempDir(), "payload")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := fileOf(t, data)
 	for _, mode := range []string{"streamed", "view", "mapped"} {
 		t.Run(mode, func(t *testing.T) {
 			s, err := OpenSections(f, int64(len(data)))
