@@ -128,11 +128,11 @@ func BenchmarkLoad(b *testing.B) {
 			inPlace bool
 		}{{"in-place", true}, {"decoded", false}} {
 			b.Run(string(prec)+"/"+c.name, func(b *testing.B) {
-				if c.inPlace && !inPlace(prec) {
+				if c.inPlace && !inPlace() {
 					b.Skip("this CPU has no float16 kernel")
 				}
 				saved := inPlace
-				inPlace = func(Precision) bool { return c.inPlace }
+				inPlace = func() bool { return c.inPlace }
 				b.Cleanup(func() { inPlace = saved })
 				b.ReportAllocs()
 				for b.Loop() {
@@ -155,7 +155,7 @@ func BenchmarkLoad(b *testing.B) {
 //
 //	go test -run '^$' -bench PackBF16 ./embed/bert
 func BenchmarkPackBF16(b *testing.B) {
-	if !linalg.HasBF16() || !inPlace(BF16) {
+	if !linalg.HasBF16() || !inPlace() {
 		b.Skip("this CPU has no AVX512_BF16 or float16 kernel")
 	}
 	e, err := New(Options{Precision: BF16})

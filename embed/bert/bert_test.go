@@ -342,11 +342,11 @@ func TestLayouts(t *testing.T) {
 			{"panels decoded", minilm, false},
 			{"rows", rows, false},
 		} {
-			if c.inPlace && !inPlace(prec) {
+			if c.inPlace && !inPlace() {
 				continue
 			}
 			saved := inPlace
-			inPlace = func(Precision) bool { return c.inPlace }
+			inPlace = func() bool { return c.inPlace }
 			e, err := NewFromData(c.data, Options{Precision: prec})
 			if err != nil {
 				t.Fatal(err)
@@ -457,7 +457,7 @@ func TestVocabTable(t *testing.T) {
 // packed twin from then on, while calls go on from several goroutines (for
 // -race); the vectors stay bit for bit those of the first call.
 func TestPackAfter(t *testing.T) {
-	if !linalg.HasBF16() || !inPlace(BF16) {
+	if !linalg.HasBF16() || !inPlace() {
 		t.Skip("skipped: this CPU has no AVX512_BF16 or float16 kernel")
 	}
 	saved := packAfter

@@ -116,7 +116,7 @@ func packer(p Precision) func(b []float32, n, k int) linear {
 // decoded, packed weight) and at BF16 where the CPU multiplies in bf16
 // (linalg.PackedF16BF16: bit for bit PackBF16's product). Tests turn it
 // off to cover the decoding fallback.
-var inPlace = func(p Precision) bool { return linalg.HasF16() }
+var inPlace = linalg.HasF16
 
 // weights is a model made ready for compute. The word-embedding table stays
 // in the file's int8 rows and the position table in its float16 rows (only
@@ -165,7 +165,7 @@ func load(f *tensorfile.File, m *meta, p Precision, table string) (*weights, err
 	}
 	w := &weights{m: m, tok: tok, vocab: len(vocab)}
 	panels := m.LinearLayout == panelsLayout
-	direct := panels && inPlace(p)
+	direct := panels && inPlace()
 	get := func(name string, shape ...int) []float32 {
 		if err != nil {
 			return nil
