@@ -9,10 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strings"
 	"testing"
-
-	"github.com/engram-memory/engram/internal/linalg"
 )
 
 // reference is testdata/reference.json.gz, written by
@@ -95,20 +92,12 @@ func TestReferenceVectors(t *testing.T) {
 		long bool // skipped with -short
 	}{
 		{"one call", Options{}, false, false},
-		{"one call, float32 matrices", Options{}, false, false},
 		{"small batches, one worker", Options{BatchTokens: 300, Workers: 1}, false, true},
 		{"one text a call", Options{}, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if testing.Short() && c.long {
 				t.Skip("short")
-			}
-			if strings.Contains(c.name, "float32") {
-				if !halfPanels() {
-					t.Skip("float32 is this CPU's only path, covered above")
-				}
-				halfPanels = func() bool { return false }
-				defer func() { halfPanels = linalg.HasF16 }()
 			}
 			e, err := New(c.opts)
 			if err != nil {

@@ -146,19 +146,6 @@ func PackF16(b []float32, n, k int) []uint16 {
 	return out
 }
 
-// RoundF16 rounds src to float16 bits into dst (of src's length) as PackF16
-// does (nearest, ties to even; a NaN stays a quiet NaN, its payload not
-// kept), with F16C eight values at a time where the CPU has it. A caller
-// that lays its values out in PackedF16's panel order itself (F16PanelLen
-// values: panel by panel, k rows of F16Panel columns each, zeros past n)
-// gets PackF16's panels without a row-major copy.
-func RoundF16(dst []uint16, src []float32) {
-	if len(dst) != len(src) {
-		panic(fmt.Sprintf("linalg: RoundF16: dst has %d values, src %d", len(dst), len(src)))
-	}
-	halves(dst, src)
-}
-
 // halfToFloat converts IEEE 754 binary16 bits to float32 exactly (as
 // tensorfile.HalfToFloat).
 func halfToFloat(h uint16) float32 {

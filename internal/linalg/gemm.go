@@ -15,6 +15,10 @@ type gemm struct {
 	lda     int
 	b       []float32 // packed panels
 	b16     []uint16  // or float16 panels, for a kernel with fn16
+	qb      []byte    // or block-quantised panels (PackedQ): for qk, or decoded a panel at a time for fn
+	qf      QFormat   // qb's format
+	qk      *qKernel  // the fused kernel, if any
+	ap      []float32 // A packed for qk ahead of the chunks, if it was
 	c       []float32 // m×n, row stride ldc
 	ldc     int
 	bias    []float32 // n values, or nil
@@ -33,6 +37,7 @@ var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 // take one from a pool.
 type workspace struct {
 	a, b, tile []float32
+	q          []float32 // one decoded block-quantised panel
 	low        lowWorkspace
 }
 
@@ -73,6 +78,11 @@ func (g *gemm) run(ws *workspace) {
 		// are too few row tiles.
 		want := threads * chunksPerThread
 		g.mChunks = min(mt, want)
+		if g.qb != nil && g.m <= g.kern.mc {
+			// Each chunk decodes its panels: split only the panels
+			// while the rows are few, so that each is decoded once.
+			g.mChunks = 1
+		}
 		g.nChunks = min(np, (want+g.mChunks-1)/g.mChunks)
 		if g.mChunks*g.nChunks < threads {
 			threads = g.mChunks * g.nChunks
@@ -96,6 +106,10 @@ func (g *gemm) work(ws *workspace) {
 		ci, cj := int(ch)/g.nChunks, int(ch)%g.nChunks
 		t0, t1 := ci*mt/g.mChunks, (ci+1)*mt/g.mChunks
 		p0, p1 := cj*np/g.nChunks, (cj+1)*np/g.nChunks
+		if g.qk != nil {
+			g.blockQ(ws, t0*mr, min(t1*mr, g.m), p0, p1)
+			continue
+		}
 		g.block(ws, t0*mr, min(t1*mr, g.m), p0, p1)
 	}
 }
@@ -131,6 +145,9 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 				mc := min(mcb, i1-ic)
 				for jp := jc; jp < jcEnd; jp++ {
 					off := jp*g.k*nr + pc*nr
+					if g.qb != nil {
+						off = g.decode(ws, jp, pc, kc)
+					}
 					j := jp * nr
 					nj := min(nr, g.n-j)
 					var bias []float32
@@ -149,26 +166,11 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 							as, lda = pad, kc
 						}
 						if ni == mr && nj == nr {
-							g.kernel(kern, kc, as, lda, off, g.c[i*g.ldc+j:], g.ldc, mode, bias)
+							g.kernel(kern, kc, as, lda, ws.q, off, g.c[i*g.ldc+j:], g.ldc, mode, bias)
 							continue
 						}
-						g.kernel(kern.forRows(ni), kc, as, lda, off, tile, nr, modeStore, nil)
-						for r := range ni {
-							dst := g.c[(i+r)*g.ldc+j : (i+r)*g.ldc+j+nj]
-							src := tile[r*nr : r*nr+nj]
-							switch mode {
-							case modeStore:
-								copy(dst, src)
-							case modeAdd:
-								for x, v := range src {
-									dst[x] += v
-								}
-							case modeBias:
-								for x, v := range src {
-									dst[x] = v + bias[x]
-								}
-							}
-						}
+						g.kernel(kern.forRows(ni), kc, as, lda, ws.q, off, tile, nr, modeStore, nil)
+						g.putTile(tile, nr, i, ni, j, nj, mode, bias)
 					}
 				}
 			}
@@ -176,10 +178,62 @@ func (g *gemm) block(ws *workspace, i0, i1, jp0, jp1 int) {
 	}
 }
 
+// putTile stores rows [i, i+ni) and columns [j, j+nj) of C from tile (row
+// stride nr) in mode, for a tile the micro-kernel could not store in place.
+func (g *gemm) putTile(tile []float32, nr, i, ni, j, nj, mode int, bias []float32) {
+	for r := range ni {
+		dst := g.c[(i+r)*g.ldc+j : (i+r)*g.ldc+j+nj]
+		src := tile[r*nr : r*nr+nj]
+		switch mode {
+		case modeStore:
+			copy(dst, src)
+		case modeAdd:
+			for x, v := range src {
+				dst[x] += v
+			}
+		case modeBias:
+			for x, v := range src {
+				dst[x] = v + bias[x]
+			}
+		}
+	}
+}
+
+// decode decodes k values [pc, pc+kc) of the block-quantised weight's rows
+// of panel jp (of the kernel's width nr, which divides 16) into ws.q and
+// returns the offset of the sliver there.
+func (g *gemm) decode(ws *workspace, jp, pc, kc int) int {
+	const w = 16 // the panel width of PackedQ
+	nr := g.kern.nr
+	pb := g.qf.panelBlock()
+	blocks := g.k / QBlockLen
+	b0, b1 := pc/QBlockLen, (pc+kc+QBlockLen-1)/QBlockLen
+	qp := jp * nr / w
+	src := g.qb[(qp*blocks+b0)*pb : (qp*blocks+b1)*pb]
+	vals := (b1 - b0) * QBlockLen
+	if nr == w {
+		decodeQ(g.qf, grow(&ws.q, vals*w), src)
+		return (pc - b0*QBlockLen) * w
+	}
+	wide := grow(&ws.b, vals*w) // the portable kernel's 4-wide panels: narrow a 16-wide one
+	decodeQ(g.qf, wide, src)
+	dst := grow(&ws.q, vals*nr)
+	c0 := jp * nr % w
+	for x := range vals {
+		copy(dst[x*nr:(x+1)*nr], wide[x*w+c0:x*w+c0+nr])
+	}
+	return (pc - b0*QBlockLen) * nr
+}
+
 // kernel runs micro-kernel k (g's, or one of its short kernels) on the
-// kc×nr sliver of packed B at off.
-func (g *gemm) kernel(k *kernel, kc int, a []float32, lda, off int, c []float32, ldc, mode int, bias []float32) {
+// kc×nr sliver of packed B at off (of dec, the decoded panel, for
+// block-quantised panels).
+func (g *gemm) kernel(k *kernel, kc int, a []float32, lda int, dec []float32, off int, c []float32, ldc, mode int, bias []float32) {
 	n := kc * k.nr
+	if g.qb != nil {
+		k.fn(kc, a, lda, dec[off:off+n], c, ldc, mode, bias)
+		return
+	}
 	if g.b16 != nil {
 		k.fn16(kc, a, lda, g.b16[off:off+n], c, ldc, mode, bias)
 		return

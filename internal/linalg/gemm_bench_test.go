@@ -101,6 +101,18 @@ func linearPaths() []linearPath {
 			return PackBF16(w, n, k).MatMulTBias
 		}})
 	}
+	for _, path := range qPaths() {
+		for _, f := range qFormats {
+			ps = append(ps, linearPath{strings.ToLower(f.String()) + "-" + path.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
+				useQ(tb, path, path.twin.kc)
+				p, err := NewPackedQ(f, quantizeQ(f, w, n, k), n, k)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				return p.MatMulTBias
+			}})
+		}
+	}
 	for _, kern := range qkernels() {
 		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
 			useInt8Kernel(tb, kern)

@@ -22,7 +22,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Model() != "multilingual-e5-small-q4-v1" || !embed.IsInProcess(e) {
+	if e.Model() != "multilingual-e5-small-q4-v2" || !embed.IsInProcess(e) {
 		t.Errorf("model %q, in process %v", e.Model(), embed.IsInProcess(e))
 	}
 	if s := embed.Unread(e, "如何在 MySQL 中创建只读用户？"); s != "" {
