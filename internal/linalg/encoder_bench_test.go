@@ -128,7 +128,7 @@ func BenchmarkEncoder(b *testing.B) {
 	}
 	for _, path := range linearPaths() {
 		switch path.name {
-		case "fp32-avx2", "fp32-generic", "bf16-8x48", "vnni-6x64", "q4_0-avx512-q", "q8_0-avx512-q", "q4_0-decode+avx2", "q8_0-decode+avx2":
+		case "fp32-avx2", "fp32-generic", "bf16-8x48", "vnni-6x64", "f16-avx2-f16", "f16-avx512-q", "q4_0-avx512-q", "q8_0-avx512-q", "q4_0-decode+avx2", "q8_0-decode+avx2":
 		default:
 			continue
 		}

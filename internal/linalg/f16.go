@@ -3,6 +3,7 @@ package linalg
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // The float16 path: a weight converted at build time into the panel layout
@@ -41,6 +42,10 @@ type PackedF16 struct {
 	n, k int
 	kern *kernel
 	data []uint16
+	// fused is the fused kernel (AVX-512) that multiplies the panels with
+	// tiles of up to 16 rows instead, when there is one and k is a multiple
+	// of 32 (its blocks): the same sums, bit for bit.
+	fused *qKernel
 }
 
 // NewPackedF16 wraps data, laid out as PackedF16 describes, without copying
@@ -52,7 +57,11 @@ func NewPackedF16(data []uint16, n, k int) (*PackedF16, error) {
 	if activeF16 == nil {
 		return nil, fmt.Errorf("linalg: this CPU has no float16 kernel (AVX2, FMA and F16C)")
 	}
-	return &PackedF16{n: n, k: k, kern: activeF16, data: data}, nil
+	p := &PackedF16{n: n, k: k, kern: activeF16, data: data}
+	if k%QBlockLen == 0 {
+		p.fused = activeQ
+	}
+	return p, nil
 }
 
 // N is the number of rows of the packed matrix (the product's columns).
@@ -76,6 +85,11 @@ func (p *PackedF16) MatMulTBias(c, a, bias []float32, m int) {
 }
 
 func (p *PackedF16) mul(c, a, bias []float32, m int) {
+	if p.fused != nil {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.data))), 2*len(p.data))
+		mulQ(p.kern, p.fused, f16Panels, b, c, a, bias, m, p.n, p.k)
+		return
+	}
 	ws := workspaces.Get().(*workspace)
 	g := gemmPool.Get().(*gemm)
 	g.kern, g.m, g.n, g.k = p.kern, m, p.n, p.k

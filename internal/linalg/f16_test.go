@@ -32,37 +32,55 @@ func f16Twin(t *testing.T, k16 *kernel) *kernel {
 // TestF16Exact checks every float16-panel kernel bit for bit against PackB
 // over the decoded weight with its float32 twin, and against the float64
 // product, at every tile remainder, serial and parallel, with small cache
-// blocks too; and that PackF16 and UnpackF16 round-trip.
+// blocks too; the fused kernels (AVX-512, for k a multiple of 32) likewise
+// against the FMA kernel; and that PackF16 and UnpackF16 round-trip.
 func TestF16Exact(t *testing.T) {
 	ks := f16Kernels()
 	if len(ks) == 0 {
 		t.Skip("this CPU has no float16 kernel; bert's tests cover the decoding fallback")
 	}
+	type run struct {
+		name  string
+		k16   *kernel
+		fused *qKernel
+		kc    int
+	}
+	var runs []run
 	for _, k16 := range ks {
-		for _, kc := range []int{k16.kc, 5} {
-			t.Run(fmt.Sprintf("%s/kc=%d", k16.name, kc), func(t *testing.T) {
-				k32 := *f16Twin(t, k16)
-				kf := *k16
-				k32.kc, kf.kc = kc, kc
-				useKernel(t, &k32)
-				saved := activeF16
-				activeF16 = &kf
-				t.Cleanup(func() { activeF16 = saved })
-				r := rand.New(rand.NewPCG(51, 52))
-				for _, par := range []bool{false, true} {
-					if par {
-						forceParallel(t)
-					}
-					for _, m := range edges(kf.mr) {
-						for _, n := range edges(F16Panel) {
-							for _, k := range []int{1, 2, 3, 5, 8, 9, 33, 384} {
-								f16Case(t, r, m, n, k)
-							}
+		runs = append(runs, run{k16.name, k16, nil, k16.kc}, run{k16.name, k16, nil, 5})
+	}
+	for _, q := range qKernels() {
+		runs = append(runs, run{q.name, ks[0], q, q.kc}, run{q.name, ks[0], q, 64})
+	}
+	for _, c := range runs {
+		t.Run(fmt.Sprintf("%s/kc=%d", c.name, c.kc), func(t *testing.T) {
+			k32 := *f16Twin(t, c.k16)
+			kf := *c.k16
+			k32.kc, kf.kc = c.kc, c.kc
+			useKernel(t, &k32)
+			saved, savedQ := activeF16, activeQ
+			activeF16, activeQ = &kf, nil
+			mr := kf.mr
+			if c.fused != nil {
+				q := *c.fused
+				q.kc = c.kc
+				activeQ, mr = &q, q.mr
+			}
+			t.Cleanup(func() { activeF16, activeQ = saved, savedQ })
+			r := rand.New(rand.NewPCG(51, 52))
+			for _, par := range []bool{false, true} {
+				if par {
+					forceParallel(t)
+				}
+				for _, m := range edges(mr) {
+					for _, n := range edges(F16Panel) {
+						for _, k := range []int{1, 2, 3, 5, 8, 9, 32, 33, 64, 384} {
+							f16Case(t, r, m, n, k)
 						}
 					}
 				}
-			})
-		}
+			}
+		})
 	}
 }
 

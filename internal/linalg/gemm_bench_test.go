@@ -101,6 +101,25 @@ func linearPaths() []linearPath {
 			return PackBF16(w, n, k).MatMulTBias
 		}})
 	}
+	for _, fused := range append([]*qKernel{nil}, qKernels()...) {
+		if len(f16Kernels()) == 0 {
+			break
+		}
+		name := "f16-" + f16Kernels()[0].name
+		if fused != nil {
+			name = "f16-" + fused.name
+		}
+		ps = append(ps, linearPath{name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
+			saved := activeQ
+			activeQ = fused
+			tb.Cleanup(func() { activeQ = saved })
+			p, err := NewPackedF16(PackF16(w, n, k), n, k)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return p.MatMulTBias
+		}})
+	}
 	for _, path := range qPaths() {
 		for _, f := range qFormats {
 			ps = append(ps, linearPath{strings.ToLower(f.String()) + "-" + path.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {

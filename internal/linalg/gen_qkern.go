@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_qkern writes qkern_amd64.s, the AVX-512 micro-kernels over Q4_0 and
-// Q8_0 panels (PackedQ). Run it with `go generate ./internal/linalg`. A
+// Q8_0 panels (PackedQ) and float16 panels (PackedF16). Run it with `go generate ./internal/linalg`. A
 // kernel multiplies mr rows of A, packed 32 values (a block) at a time, by
 // one 16-row panel of blocks, decoding each k step's 16 weights in a
 // register (Q4_0, (q−8)·d: zero-extend, mask or shift, subtract 8, convert,
@@ -30,9 +30,9 @@ func main() {
 	w("//go:build amd64 && !purego")
 	w("")
 	w(`#include "textflag.h"`)
-	for _, q8 := range []bool{false, true} {
+	for _, f := range []string{"Q4", "Q8", "F16"} {
 		for _, mr := range rows {
-			kernel(w, mr, q8)
+			kernel(w, mr, f)
 		}
 	}
 	if err := os.WriteFile("qkern_amd64.s", b.Bytes(), 0o644); err != nil {
@@ -44,16 +44,15 @@ func main() {
 // eights, Z30 the nibble mask, Z31 and Z27 the k steps' weights in turn.
 //
 // func kernQ4AVX512_<mr>x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
-// func kernQ8AVX512_<mr>x16(…)
+// func kernQ8AVX512_<mr>x16(…), kernF16AVX512_<mr>x16(…)
 //
+// F16 reads PackedF16's float16 panels (16 values a k step, no scale),
+// 32 k steps a block, each value converted exactly.
 // kb blocks (32 k steps each); a holds 32·kb·mr values, block by block, row
 // by row: row i's value p of block b at a[(b·mr+i)·32+p]; b holds kb panel
 // blocks; c row i at c[i·ldc].
-func kernel(w func(string, ...any), mr int, q8 bool) {
-	f, pb := "Q4", 16*18
-	if q8 {
-		f, pb = "Q8", 16*34
-	}
+func kernel(w func(string, ...any), mr int, f string) {
+	pb := map[string]int{"Q4": 16 * 18, "Q8": 16 * 34, "F16": 32 * 16 * 2}[f]
 	w("")
 	w("// func kern%sAVX512_%dx16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)", f, mr)
 	w("TEXT ·kern%sAVX512_%dx16(SB), NOSPLIT, $0-120", f, mr)
@@ -75,13 +74,22 @@ func kernel(w func(string, ...any), mr int, q8 bool) {
 	w("\tTESTQ CX, CX")
 	w("\tJZ   store")
 	w("block:")
-	w("\tVCVTPH2PS (BX), Z28")
+	if f != "F16" {
+		w("\tVCVTPH2PS (BX), Z28")
+	}
 	for p := range 32 {
 		q := 31
 		if p%2 == 1 {
 			q = 27
 		}
-		if q8 {
+		if f == "F16" {
+			w("\tVCVTPH2PS %d(BX), Z%d", 32*p, q)
+			for i := range mr {
+				w("\tVFMADD231PS.BCST %d(AX), Z%d, Z%d", 4*(i*32+p), q, i)
+			}
+			continue
+		}
+		if f == "Q8" {
 			w("\tVPMOVSXBD %d(BX), Z%d", 32+16*p, q)
 		} else {
 			t := p % 16

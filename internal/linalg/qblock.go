@@ -24,6 +24,10 @@ const (
 	Q4_0 QFormat = iota
 	// Q8_0: the scale (float16, little-endian), then 32 signed bytes.
 	Q8_0
+
+	// f16Panels is PackedF16's panels, for the fused kernels: a "block" is
+	// 32 k steps of 16 float16 values, without scales.
+	f16Panels
 )
 
 // QBlockLen is the values of a block.
@@ -35,6 +39,8 @@ func (f QFormat) String() string {
 		return "Q4_0"
 	case Q8_0:
 		return "Q8_0"
+	case f16Panels:
+		return "float16 panels"
 	}
 	return fmt.Sprintf("QFormat(%d)", uint8(f))
 }
@@ -50,7 +56,12 @@ func (f QFormat) BlockSize() int {
 // panelBlock is the bytes of one block of a 16-row panel: the rows' scales
 // (float16), then their integers: Q4_0, for t = 0…15 the 16 rows' bytes
 // q[t] | q[t+16]<<4; Q8_0, for p = 0…31 the 16 rows' q[p].
-func (f QFormat) panelBlock() int { return 16 * f.BlockSize() }
+func (f QFormat) panelBlock() int {
+	if f == f16Panels {
+		return 2 * QBlockLen * 16
+	}
+	return 16 * f.BlockSize()
+}
 
 // PackedQ is a constant n×k weight (PyTorch's [out×in] layout) of Q4_0 or
 // Q8_0 blocks, regrouped in panels of 16 rows (rows past n have scale 0).
@@ -70,13 +81,14 @@ type PackedQ struct {
 // (modeStore, modeAdd, modeBias with bias's 16 values).
 type qFn func(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
 
-// qKernel is a set of fused kernels: fns[f][h/2−1] for format f and tiles
+// qKernel is a set of fused kernels: fns[f][h/2−1] for format f (Q4_0,
+// Q8_0, or f16Panels for PackedF16's products) and tiles
 // of h = 2, 4, … 16 rows (a tile of odd height runs the next, over a zero
 // row). Its kernel holds the tile (mr 16, nr 16) and the cache blocking;
 // kc is a multiple of 32.
 type qKernel struct {
 	kernel
-	fns [2][8]qFn
+	fns [3][8]qFn
 }
 
 // activeQ is the fused kernel new PackedQ values use, nil where the CPU has
@@ -183,18 +195,24 @@ func (p *PackedQ) MatMulTBias(c, a, bias []float32, m int) {
 }
 
 func (p *PackedQ) mul(c, a, bias []float32, m int) {
+	mulQ(p.kern, p.qk, p.f, p.data, c, a, bias, m, p.n, p.k)
+}
+
+// mulQ runs c = a·Wᵀ (+ bias) for a weight of panels data in format f: on
+// the fused kernel qk if set, else decoding a panel at a time for kern.
+func mulQ(kern *kernel, qk *qKernel, f QFormat, data []byte, c, a, bias []float32, m, n, k int) {
 	ws := workspaces.Get().(*workspace)
 	g := gemmPool.Get().(*gemm)
-	g.kern, g.m, g.n, g.k = p.kern, m, p.n, p.k
+	g.kern, g.m, g.n, g.k = kern, m, n, k
 	g.ap = nil
-	if p.qk != nil {
-		g.kern, g.qk = &p.qk.kernel, p.qk
-		if m <= p.qk.mc && p.k <= p.qk.kc {
+	if qk != nil {
+		g.kern, g.qk = &qk.kernel, qk
+		if m <= qk.mc && k <= qk.kc {
 			// Few rows: every chunk takes them all, so pack them once.
-			g.ap = packQA(&ws.a, a, p.k, 0, m, 0, p.k, p.qk.mr)
+			g.ap = packQA(&ws.a, a, k, 0, m, 0, k, qk.mr)
 		}
 	}
-	g.a, g.lda, g.qb, g.qf, g.c, g.ldc, g.bias = a, p.k, p.data, p.f, c, p.n, bias
+	g.a, g.lda, g.qb, g.qf, g.c, g.ldc, g.bias = a, k, data, f, c, n, bias
 	g.run(ws)
 	g.a, g.ap, g.qb, g.qk, g.c, g.bias = nil, nil, nil, nil, nil, nil
 	gemmPool.Put(g)

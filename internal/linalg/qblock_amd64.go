@@ -7,8 +7,8 @@ import "golang.org/x/sys/cpu"
 //go:generate go run gen_qkern.go
 
 // The fused block-quantised micro-kernels in qkern_amd64.s, written by
-// gen_qkern.go: a tile of 2, 4, … 16 rows of packed A times one Q4_0 or
-// Q8_0 panel (AVX-512F).
+// gen_qkern.go: a tile of 2, 4, … 16 rows of packed A times one Q4_0, Q8_0
+// or float16 panel (AVX-512F).
 
 //go:noescape
 func kernQ4AVX512_2x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
@@ -58,14 +58,40 @@ func kernQ8AVX512_14x16(kb int, a []float32, b []byte, c []float32, ldc, mode in
 //go:noescape
 func kernQ8AVX512_16x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
 
+//go:noescape
+func kernF16AVX512_2x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernF16AVX512_4x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernF16AVX512_6x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernF16AVX512_8x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernF16AVX512_10x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernF16AVX512_12x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernF16AVX512_14x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
+//go:noescape
+func kernF16AVX512_16x16(kb int, a []float32, b []byte, c []float32, ldc, mode int, bias []float32)
+
 // avx512Q is the fused kernel set where the CPU has AVX-512F.
 var avx512Q = &qKernel{
 	kernel: kernel{name: "avx512-q", mr: 16, nr: 16, kc: 2048, mc: 96, nc: 1 << 20},
-	fns: [2][8]qFn{
+	fns: [3][8]qFn{
 		Q4_0: {kernQ4AVX512_2x16, kernQ4AVX512_4x16, kernQ4AVX512_6x16, kernQ4AVX512_8x16,
 			kernQ4AVX512_10x16, kernQ4AVX512_12x16, kernQ4AVX512_14x16, kernQ4AVX512_16x16},
 		Q8_0: {kernQ8AVX512_2x16, kernQ8AVX512_4x16, kernQ8AVX512_6x16, kernQ8AVX512_8x16,
 			kernQ8AVX512_10x16, kernQ8AVX512_12x16, kernQ8AVX512_14x16, kernQ8AVX512_16x16},
+		f16Panels: {kernF16AVX512_2x16, kernF16AVX512_4x16, kernF16AVX512_6x16, kernF16AVX512_8x16,
+			kernF16AVX512_10x16, kernF16AVX512_12x16, kernF16AVX512_14x16, kernF16AVX512_16x16},
 	},
 }
 

@@ -306,7 +306,7 @@ func TestNewPackedQErrors(t *testing.T) {
 		{"panels: k not a multiple of 32", Q8_0, 544, 1, 16, "Q8_0 weight of 1×16"},
 		{"panels: short", Q4_0, 287, 1, 32, "287 bytes for 1×32 Q4_0 panels, want 288"},
 		{"panels: rows past n count", Q8_0, 544, 17, 32, "544 bytes for 17×32 Q8_0 panels, want 1088"},
-		{"panels: unknown format", QFormat(2), 288, 1, 32, "unknown block format QFormat(2)"},
+		{"panels: unknown format", QFormat(3), 288, 1, 32, "unknown block format QFormat(3)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := NewPackedQPanels(c.f, string(make([]byte, c.len)), c.n, c.k)
