@@ -84,9 +84,11 @@ var modelDefaults = []struct {
 	// finds "Prefers dark themes in every editor" at .197, the mean's .116).
 	// On the vector leg alone, .14: 50.0% delivered, 90.2% and 98.3% empty.
 	{"all-minilm-l6-v2-", ModelDefault{VectorWeight: 0.5, Floor: 0.2, Fusion: "rsf", Relevance: 0.165, Paraphrase: 0.85, VectorRelevance: 0.14}},
-	// bge-small-en-v1.5 (built-in bge-small, issue 28; not the default: a
-	// 12-token query takes 6.2 ms on two cores, over the 5 ms a default may).
-	// Fusion measured: RSF at w 1, the one weight at or above 0.75 on SciFact
+	// bge-small-en-v1.5 (built-in bge-small, issue 28; not the default: one of
+	// the Chinese set's 30 absent-topic prompts gets a memory injected, and
+	// MiniLM's stores would need a reindex). The prefix takes both file
+	// revisions' ids (bge-small-en-v1.5-v2, float16; bge-small-en-v1.5.2-v2,
+	// Q8_0: SciFact hybrid .7515, LoCoMo turn .7693). Fusion measured: RSF at w 1, the one weight at or above 0.75 on SciFact
 	// and at or above MiniLM's hybrid on LoCoMo turns. SciFact nDCG@10: vector
 	// .7203, RSF w .3 .7302, .5 .7411, 1 .7513, RRF k 60 w 1 .7365 (BM25
 	// .6925). LoCoMo turn any@5: vector .5597, RSF w .3 .7633, .5 .7683, .7
@@ -101,7 +103,7 @@ var modelDefaults = []struct {
 	// weight 1, bar .19: 65.9%; floor .4 mean alone, bar .235: 63.6%) and a
 	// relevant abstract for 83.7% of SciFact's, 91.3% and 91.1% empty. Vector
 	// leg alone at floor .4: bar .325, 58.7% delivered, 94.1% and 91.1% empty.
-	{"bge-small-en-v1.5-", ModelDefault{VectorWeight: 1, Floor: 0.4, Fusion: "rsf", Relevance: 0.26, Paraphrase: 0.8, VectorRelevance: 0.325}},
+	{"bge-small-en-v1.5", ModelDefault{VectorWeight: 1, Floor: 0.4, Fusion: "rsf", Relevance: 0.26, Paraphrase: 0.8, VectorRelevance: 0.325}},
 	// The static model distilled from MiniLM: RSF at 0.2 is the one weight
 	// above BM25 on all three (SciFact .6944, LoCoMo turn .6138, sessions
 	// .9147 = BM25); 0.3 is better on LoCoMo (.6199) and below BM25 on

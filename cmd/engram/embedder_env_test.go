@@ -14,7 +14,7 @@ func TestEmbedderFromEnv(t *testing.T) {
 		{"minilm", "all-minilm-l6-v2-v"},
 		{"static", "minilm-static256-v"},
 		{"glove", "glove100-"},
-		{"bge-small", "bge-small-en-v1.5-v"},
+		{"bge-small", "bge-small-en-v1.5.2-v"},
 	} {
 		t.Run(c.env, func(t *testing.T) {
 			t.Setenv("ENGRAM_EMBEDDER", c.env)

@@ -371,6 +371,160 @@ func TestLayouts(t *testing.T) {
 	}
 }
 
+// q8RowsFile rewrites the built-in bge-small file (Q8_0 panels) with every
+// matrix decoded into float32 [out × in] rows (query, key and value apart):
+// the same values in the layout a file without linear_layout has.
+func q8RowsFile(t *testing.T) string {
+	t.Helper()
+	f, err := tensorfile.Parse(bgeSmall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := parseMeta(f.Meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.LinearLayout != q8PanelsLayout {
+		t.Fatalf("bge-small's linear_layout is %q, want %s", m.LinearLayout, q8PanelsLayout)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(f.Meta, &meta); err != nil {
+		t.Fatal(err)
+	}
+	delete(meta, "linear_layout")
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, in := m.Bert.Hidden, m.Bert.Intermediate
+	shapes := map[string][2]int{"attention.self.qkv.weight": {3 * h, h}, "attention.output.dense.weight": {h, h}, "intermediate.dense.weight": {in, h}, "output.dense.weight": {h, in}}
+	w := tensorfile.NewWriter(mb)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tn := range f.Tensors {
+		if tn.DType == tensorfile.Bytes && tn.Name != "vocab" {
+			_, rest, _ := strings.Cut(strings.TrimPrefix(tn.Name, "encoder.layer."), ".")
+			nk, ok := shapes[rest]
+			if !ok {
+				t.Fatalf("bytes tensor %q", tn.Name)
+			}
+			q, err := linalg.NewPackedQPanels(linalg.Q8_0, tn.Data, nk[0], nk[1])
+			must(err)
+			n, k, rows := nk[0], nk[1], q.Unpack()
+			if base, ok := strings.CutSuffix(tn.Name, "qkv.weight"); ok {
+				for i, part := range []string{"query", "key", "value"} {
+					must(w.Add(base+part+".weight", tensorfile.Float32, []int{n / 3, k}, rows[i*n/3*k:(i+1)*n/3*k]))
+				}
+				continue
+			}
+			must(w.Add(tn.Name, tensorfile.Float32, []int{n, k}, rows))
+			continue
+		}
+		if tn.DType == tensorfile.Bytes {
+			w.AddBytes(tn.Name, []byte(tn.Data))
+			continue
+		}
+		v, err := tn.Float32s(nil)
+		must(err)
+		dt := tn.DType
+		if dt == tensorfile.Int8Rows {
+			dt = tensorfile.Float32
+		}
+		must(w.Add(tn.Name, dt, tn.Shape, v))
+	}
+	return string(w.Bytes())
+}
+
+// TestQ8Layout: bge-small's Q8_0 panels, used in place, give bit for bit
+// the vectors of the same values decoded into float32 rows; at bf16 (the
+// panels decoded and packed for the bf16 kernel) likewise.
+func TestQ8Layout(t *testing.T) {
+	texts := []string{"", "Prefers dark themes in every editor", strings.Repeat("the staging database listens on port 5433 ", 40)}
+	rows := q8RowsFile(t)
+	for _, prec := range []Precision{FP32, BF16} {
+		var want [][]float32
+		for _, data := range []string{bgeSmall, rows} {
+			e, err := NewFromData(data, Options{Precision: prec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatalf("%s: %v", prec, err)
+			}
+			if want == nil {
+				want = got
+				continue
+			}
+			for i := range got {
+				for d := range got[i] {
+					if math.Float32bits(got[i][d]) != math.Float32bits(want[i][d]) {
+						t.Fatalf("%s rows: text %d [%d] = %g, the panels give %g", prec, i, d, got[i][d], want[i][d])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQ8LayoutErrors: a Q8_0 panel tensor of the wrong length or type makes
+// the first use fail naming it.
+func TestQ8LayoutErrors(t *testing.T) {
+	f, err := tensorfile.Parse(bgeSmall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "encoder.layer.3.intermediate.dense.weight"
+	for _, c := range []struct {
+		what string
+		edit func(w *tensorfile.Writer, tn tensorfile.Tensor) error
+		want string
+	}{
+		{"short", func(w *tensorfile.Writer, tn tensorfile.Tensor) error {
+			w.AddBytes(tn.Name, []byte(tn.Data[:len(tn.Data)-1]))
+			return nil
+		}, "bytes for 1536×384 Q8_0 panels"},
+		{"float32", func(w *tensorfile.Writer, tn tensorfile.Tensor) error {
+			return w.Add(tn.Name, tensorfile.Float32, []int{4}, []float32{1, 2, 3, 4})
+		}, "want Q8_0 panels as bytes"},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			w := tensorfile.NewWriter(f.Meta)
+			for _, tn := range f.Tensors {
+				if tn.Name == name {
+					if err := c.edit(w, tn); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if tn.DType == tensorfile.Bytes {
+					w.AddBytes(tn.Name, []byte(tn.Data))
+					continue
+				}
+				v, err := tn.Float32s(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Add(tn.Name, tn.DType, tn.Shape, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e, err := NewFromData(string(w.Bytes()), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.Embed(context.Background(), []string{"x"})
+			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Embed: %v, want an error naming %s with %q", err, name, c.want)
+			}
+		})
+	}
+}
+
 // TestWarm: Warm readies the model (Embed then finds it loaded), and
 // reports a model file that cannot load; through embed.Cached too.
 func TestWarm(t *testing.T) {
@@ -400,28 +554,53 @@ func TestWarm(t *testing.T) {
 	}
 }
 
-// TestBuiltInInPlace: the built-in files' float16 panels are used where the
-// binary holds them (a misaligned go:embed string would make every process
-// copy them: correct, but the load time would be back).
+// TestBuiltInInPlace: the built-in files' panels (float16, or Q8_0 bytes)
+// are used where the binary holds them (a misaligned go:embed string would
+// make every process copy float16 ones: correct, but the load time would be
+// back), and each file is in the layout the encoder is measured with.
 func TestBuiltInInPlace(t *testing.T) {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		t.Skip("a big-endian machine decodes the float16 values")
 	}
+	layouts := map[string]string{"minilm": panelsLayout, "bge-small": q8PanelsLayout}
 	for _, b := range builtInFiles {
 		f, err := tensorfile.ParseBuiltIn(b.data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tn, ok := f.Tensor("encoder.layer.0.attention.self.qkv.weight")
-		if !ok {
-			t.Fatalf("%s: no fused qkv tensor", b.name)
-		}
-		bits, err := tn.Float16s()
+		m, err := parseMeta(f.Meta)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if unsafe.Pointer(&bits[0]) != unsafe.Pointer(unsafe.StringData(tn.Data)) {
-			t.Errorf("%s: the panels were copied (file at %p)", b.name, unsafe.StringData(b.data))
+		if m.LinearLayout != layouts[b.name] {
+			t.Errorf("%s: layout %q, want %q", b.name, m.LinearLayout, layouts[b.name])
+		}
+		const name = "encoder.layer.0.attention.self.qkv.weight"
+		tn, ok := f.Tensor(name)
+		if !ok {
+			t.Fatalf("%s: no fused qkv tensor", b.name)
+		}
+		w, err := load(f, m, FP32, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch q := w.layers[0].qkv.(type) {
+		case *linalg.PackedQ:
+			if unsafe.Pointer(&q.Panels()[0]) != unsafe.Pointer(unsafe.StringData(tn.Data)) {
+				t.Errorf("%s: the Q8_0 panels were copied (file at %p)", b.name, unsafe.StringData(b.data))
+			}
+		case *linalg.PackedF16:
+			bits, err := tn.Float16s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if unsafe.Pointer(&bits[0]) != unsafe.Pointer(unsafe.StringData(tn.Data)) {
+				t.Errorf("%s: the panels were copied (file at %p)", b.name, unsafe.StringData(b.data))
+			}
+		default:
+			if linalg.HasF16() || m.LinearLayout == q8PanelsLayout {
+				t.Errorf("%s: qkv is a %T", b.name, q)
+			}
 		}
 	}
 }

@@ -42,7 +42,8 @@ type meta struct {
 	Pooling   string `json:"pooling"`
 	Normalize bool   `json:"normalize"`
 	// LinearLayout is how the matrices the encoder multiplies by are
-	// stored: "" as [out × in] rows (PyTorch's layout), or panelsLayout.
+	// stored: "" as [out × in] rows (PyTorch's layout), panelsLayout or
+	// q8PanelsLayout.
 	LinearLayout string `json:"linear_layout"`
 	// QueryInstruction is the prefix the model's authors suggest for search
 	// queries (Options.QueryInstruction); "" for none.
@@ -54,6 +55,12 @@ type meta struct {
 // query, key and value stacked into one attention.self.qkv.weight: on a CPU
 // with a float16 kernel they are used in place, nothing decoded or packed.
 const panelsLayout = "panels16"
+
+// q8PanelsLayout stores them as Q8_0 blocks of 32 in the kernels' panels
+// (linalg.NewPackedQPanels), the bytes of a Bytes tensor, query, key and
+// value stacked likewise: used in place on every CPU, a product decoding
+// each weight exactly (q·d) as it goes, at half float16's bytes.
+const q8PanelsLayout = "q8panels"
 
 func parseMeta(b []byte) (*meta, error) {
 	var m meta
@@ -77,8 +84,8 @@ func parseMeta(b []byte) (*meta, error) {
 		return nil, fmt.Errorf("bert: max length %d outside 3..%d", m.Tokenizer.MaxLength, c.MaxPosition)
 	case m.Pooling != "mean" && m.Pooling != "cls":
 		return nil, fmt.Errorf("bert: pooling %q is not supported (mean or cls)", m.Pooling)
-	case m.LinearLayout != "" && m.LinearLayout != panelsLayout:
-		return nil, fmt.Errorf("bert: linear layout %q is not supported (rows or %s)", m.LinearLayout, panelsLayout)
+	case m.LinearLayout != "" && m.LinearLayout != panelsLayout && m.LinearLayout != q8PanelsLayout:
+		return nil, fmt.Errorf("bert: linear layout %q is not supported (rows, %s or %s)", m.LinearLayout, panelsLayout, q8PanelsLayout)
 	}
 	return &m, nil
 }
@@ -164,8 +171,8 @@ func load(f *tensorfile.File, m *meta, p Precision, table string) (*weights, err
 		return nil, fmt.Errorf("bert: %w", err)
 	}
 	w := &weights{m: m, tok: tok, vocab: len(vocab)}
-	panels := m.LinearLayout == panelsLayout
-	direct := panels && inPlace()
+	panels := m.LinearLayout != "" // a layer's query, key and value stacked
+	direct := m.LinearLayout == panelsLayout && inPlace()
 	get := func(name string, shape ...int) []float32 {
 		if err != nil {
 			return nil
@@ -201,6 +208,21 @@ func load(f *tensorfile.File, m *meta, p Precision, table string) (*weights, err
 		if !ok {
 			err = fmt.Errorf("bert: model file has no tensor %q", name)
 			return nil
+		}
+		if m.LinearLayout == q8PanelsLayout {
+			if t.DType != tensorfile.Bytes {
+				err = fmt.Errorf("bert: tensor %q is %v, want Q8_0 panels as bytes", name, t.DType)
+				return nil
+			}
+			q, e := linalg.NewPackedQPanels(linalg.Q8_0, t.Data, n, k)
+			if e != nil {
+				err = fmt.Errorf("bert: tensor %q: %w", name, e)
+				return nil
+			}
+			if p == BF16 && linalg.HasBF16() {
+				return pack(q.Unpack(), n, k)
+			}
+			return q
 		}
 		if want := []int{(n + linalg.F16Panel - 1) / linalg.F16Panel, k, linalg.F16Panel}; !slices.Equal(t.Shape, want) || t.DType != tensorfile.Float16 {
 			err = fmt.Errorf("bert: tensor %q is %v %v, want float16 %v", name, t.DType, t.Shape, want)

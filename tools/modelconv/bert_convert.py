@@ -41,7 +41,19 @@ ENCODINGS = {
     # float16 for every matrix the encoder multiplies by.
     "q8emb-f16": lambda name: etf.DT_Q8 if name == "embeddings.word_embeddings.weight" else etf.DT_F16,
     "q8emb-f32": lambda name: etf.DT_Q8 if name == "embeddings.word_embeddings.weight" else etf.DT_F32,
+    # int8 word table, the encoder's matrices in Q8_0 blocks of 32 (layout
+    # "q8panels"), the position and token-type tables float16.
+    "q8emb-q8b": lambda name: etf.DT_Q8
+    if name == "embeddings.word_embeddings.weight"
+    else etf.DT_Q80
+    if name.startswith("encoder.layer.") and name.endswith(".weight")
+    else etf.DT_F16,
 }
+
+# LAYOUTS: how build stores the matrices the encoder multiplies by, and the
+# weight dtype each needs. "panels16": float16 panels (panels()); "q8panels":
+# Q8_0 panels (etf.q8_panels), bytes embed/bert multiplies by in place.
+LAYOUTS = {"panels16": etf.DT_F16, "q8panels": etf.DT_Q80}
 
 
 def load_source():
@@ -168,9 +180,10 @@ def panels(a):
 
 
 def tensors(weights, encoding, layout):
-    """(name, array, dtype) in name order. With layout "panels16" every matrix
-    the encoder multiplies by is float16 in panels, and a layer's query, key
-    and value weights are stacked into one attention.self.qkv.weight."""
+    """(name, array, dtype) in name order. With a layout every matrix the
+    encoder multiplies by is in that layout's panels ("panels16": float16
+    values; "q8panels": Q8_0 bytes), and a layer's query, key and value
+    weights are stacked into one attention.self.qkv.weight."""
     pick = ENCODINGS[encoding]
     out = {}
     for name in sorted(weights):
@@ -178,28 +191,41 @@ def tensors(weights, encoding, layout):
             continue
         a = weights[name]
         out[name] = (a, pick(name) if a.ndim == 2 else etf.DT_F32)
-    if layout == "panels16":
+    if layout:
+        pack = (lambda a: (panels(a), etf.DT_F16)) if layout == "panels16" else (lambda a: (etf.q8_panels(a), etf.DT_BYTES))
         for name in [n for n in out if n.startswith("encoder.layer.")]:
             pre, rest = re.match(r"(encoder\.layer\.\d+\.)(.*)", name).groups()
             if rest == "attention.self.query.weight":
                 qkv = [out.pop(pre + f"attention.self.{x}.weight")[0] for x in ("query", "key", "value")]
-                out[pre + "attention.self.qkv.weight"] = (panels(np.concatenate(qkv, axis=0)), etf.DT_F16)
+                out[pre + "attention.self.qkv.weight"] = pack(np.concatenate(qkv, axis=0))
             elif rest in LINEAR:
-                out[name] = (panels(out[name][0]), etf.DT_F16)
+                out[name] = pack(out[name][0])
     return [(n, a, dt) for n, (a, dt) in sorted(out.items())]
 
 
 def build(meta, vocab, weights, encoding, layout=None):
     meta = dict(meta, encoding=encoding)
     if layout:
-        if ENCODINGS[encoding]("encoder.layer.0.output.dense.weight") != etf.DT_F16:
-            raise SystemExit(f"layout {layout} needs float16 matrices, not encoding {encoding}")
+        if ENCODINGS[encoding]("encoder.layer.0.output.dense.weight") != LAYOUTS[layout]:
+            raise SystemExit(f"layout {layout} does not take the matrices of encoding {encoding}")
         meta["linear_layout"] = layout
     w = etf.Writer(meta)
     w.add_bytes("vocab", "\n".join(vocab).encode("utf-8"))
     for name, a, dt in tensors(weights, encoding, layout):
-        w.add(name, a, dt)
+        if dt == etf.DT_BYTES:
+            w.add_bytes(name, a)
+        else:
+            w.add(name, a, dt)
     return w.encode()
+
+
+def layout_for(encoding):
+    """The panel layout that takes encoding's matrices."""
+    dt = ENCODINGS[encoding]("encoder.layer.0.output.dense.weight")
+    for layout, want in LAYOUTS.items():
+        if dt == want:
+            return layout
+    raise SystemExit(f"encoding {encoding} has no panel layout: use -rows")
 
 
 def write(path, meta, vocab, weights, encoding=DEFAULT_ENCODING, layout="panels16"):
@@ -208,6 +234,8 @@ def write(path, meta, vocab, weights, encoding=DEFAULT_ENCODING, layout="panels1
     the same way when they are regenerated. weights are PyTorch-named float32
     arrays in BertModel's state-dict layout (Linear weights [out x in]);
     layout None writes them as rows (-rows)."""
+    if layout is None and ENCODINGS[encoding]("encoder.layer.0.output.dense.weight") == etf.DT_Q80:
+        raise SystemExit(f"encoding {encoding} is written only in the q8panels layout, not as rows")
     data = build(meta, vocab, weights, encoding, layout)
     with open(path, "wb") as f:
         f.write(data)
@@ -265,7 +293,7 @@ def main():
         return
     if not args.out:
         ap.error("-out is required")
-    write(args.out, meta, vocab, weights, args.encoding, None if args.rows else "panels16")
+    write(args.out, meta, vocab, weights, args.encoding, None if args.rows else layout_for(args.encoding))
 
 
 if __name__ == "__main__":

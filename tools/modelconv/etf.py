@@ -24,6 +24,12 @@ MAGIC = b"ENGRAMTF"
 VERSION = 1
 ALIGN = 64
 DT_BYTES, DT_F32, DT_F16, DT_Q8 = 0, 1, 2, 3
+# DT_Q80 is GGML's Q8_0 blocks, row-major (per 32 values of a row: a float16
+# scale d, then 32 signed bytes q; the value q*d). It is written only into
+# the rows a converter measures: a model file holds such a matrix in
+# embed/bert's panel layout (q8_panels), as bytes.
+DT_Q80 = 4
+QBLOCK = 32
 
 
 def quantize_rows(x):
@@ -39,6 +45,50 @@ def quantize_rows(x):
 
 def dequantize_rows(q, scale, shape):
     return (q.astype(np.float32) * scale[:, None]).reshape(shape)
+
+
+def quantize_q80(x):
+    """Q8_0 blocks of a [n, k] matrix (k a multiple of 32): per block the
+    float16 scale d = max|x| / 127 (rounded to nearest even) and
+    q = round-half-even(x / d) clipped to [-127, 127]; returns (q [n, k/32,
+    32] int8, d [n, k/32] float16)."""
+    x = np.asarray(x, dtype=np.float32)
+    n, k = x.shape
+    if k % QBLOCK:
+        raise ValueError(f"Q8_0 needs a multiple of {QBLOCK} columns, not {k}")
+    blocks = x.reshape(n, k // QBLOCK, QBLOCK)
+    d = (np.abs(blocks).max(axis=2) / np.float32(127)).astype(np.float16)
+    df = d.astype(np.float32)
+    safe = np.where(df > 0, df, np.float32(1))
+    q = np.clip(np.rint(blocks / safe[..., None]), -127, 127).astype(np.int8)
+    return q, d
+
+
+def dequantize_q80(q, d):
+    n, kb, _ = q.shape
+    return (q.astype(np.float32) * d.astype(np.float32)[..., None]).reshape(n, kb * QBLOCK)
+
+
+def q8_panels(x):
+    """A [n, k] matrix as internal/linalg's PackedQ Q8_0 panels (see
+    NewPackedQPanels): per panel of 16 rows (rows past n zero), per block of
+    32 columns, the 16 rows' float16 scales, then for each of the 32 columns
+    the 16 rows' q. The order the Go kernel reads, so a process multiplies by
+    the file's bytes in place."""
+    x = np.asarray(x, dtype=np.float32)
+    n, k = x.shape
+    np_ = -(-n // 16)
+    p = np.zeros((np_ * 16, k), dtype=np.float32)
+    p[:n] = x
+    q, d = quantize_q80(p)
+    kb = k // QBLOCK
+    scales = d.astype("<f2").reshape(np_, 16, kb).transpose(0, 2, 1)  # [panel, block, row]
+    ints = q.reshape(np_, 16, kb, QBLOCK).transpose(0, 2, 3, 1)  # [panel, block, column, row]
+    out = np.concatenate(
+        [np.ascontiguousarray(scales).view(np.uint8).reshape(np_, kb, 32), np.ascontiguousarray(ints).view(np.uint8).reshape(np_, kb, QBLOCK * 16)],
+        axis=2,
+    )
+    return out.tobytes()
 
 
 class Writer:
@@ -59,6 +109,10 @@ class Writer:
         elif dtype == DT_Q8:
             q, scale = quantize_rows(a)
             data = scale.astype("<f4").tobytes() + q.tobytes()
+        elif dtype == DT_Q80:
+            q, d = quantize_q80(a)
+            n, kb = d.shape
+            data = np.concatenate([d.astype("<f2").view(np.uint8).reshape(n, kb, 2), q.view(np.uint8)], axis=2).tobytes()
         else:
             raise ValueError(f"dtype {dtype}")
         self.tensors.append((name, dtype, dims, data))
@@ -124,6 +178,12 @@ def read(data):
             scale = np.frombuffer(raw[: 4 * rows], "<f4")
             q = np.frombuffer(raw[4 * rows :], np.int8).reshape(rows, -1)
             val = dequantize_rows(q, scale, dims)
+        elif dt == DT_Q80:
+            n, k = dims
+            b = np.frombuffer(raw, np.uint8).reshape(n, k // QBLOCK, 2 + QBLOCK)
+            d = np.ascontiguousarray(b[:, :, :2]).view("<f2")[:, :, 0]
+            q = np.ascontiguousarray(b[:, :, 2:]).view(np.int8)
+            val = dequantize_q80(q, d)
         tensors[name] = val
     return meta, tensors
 

@@ -20,7 +20,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(e.Model(), "bge-small-en-v1.5-v") || !embed.IsInProcess(e) {
+	if !strings.HasPrefix(e.Model(), "bge-small-en-v1.5.2-v") || !embed.IsInProcess(e) {
 		t.Errorf("model %q, in process %v", e.Model(), embed.IsInProcess(e))
 	}
 	if s := embed.Unread(e, "如何在 MySQL 中创建只读用户？"); s == "" {
