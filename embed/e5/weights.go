@@ -47,8 +47,8 @@ func dequantize(dst []float32, q string) {
 
 // loadLayer regroups layer l's Q4_0 matrices into linalg.PackedQ panels,
 // query, key and value stacked, and reads its vectors. The matrices stay in
-// 4-bit blocks (12 MB for the model): a product decodes them a panel at a
-// time, each value exactly.
+// 4-bit blocks (12 MB for the model): a product decodes each value exactly
+// as it uses it.
 func loadLayer(f *file, l int) (layer, error) {
 	c := f.cfg
 	h, in := c.Hidden, c.Intermediate

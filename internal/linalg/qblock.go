@@ -245,14 +245,15 @@ func decodeQ(f QFormat, dst []float32, src []byte) {
 	if len(dst) < blocks*QBlockLen*16 {
 		panic(fmt.Sprintf("linalg: decodeQ: %d values for %d blocks", len(dst), blocks))
 	}
-	if blocks == 0 {
-		return
-	}
-	if f == Q4_0 {
+	switch {
+	case blocks == 0:
+	case f == Q4_0:
 		decodeQ4Blocks(dst, src, blocks)
-		return
+	case f == Q8_0:
+		decodeQ8Blocks(dst, src, blocks)
+	default: // float16 panels are only ever read by the fused kernels
+		panic(fmt.Sprintf("linalg: decodeQ: %v", f))
 	}
-	decodeQ8Blocks(dst, src, blocks)
 }
 
 // panelScales decodes a panel block's 16 scales.
@@ -302,9 +303,8 @@ func decodeQ8Generic(dst []float32, src []byte, blocks int) {
 }
 
 // blockQ is gemm.block for a fused kernel: rows [i0, i1) and panels
-// [jp0, jp1) of C. Each mc×kc block of A is packed once, tile by tile, k
-// step by k step, each tile as high as the kernel that takes it (zero rows
-// past i1), and every panel passes it.
+// [jp0, jp1) of C. Each mc×kc block of A is packed once (packQA), unless
+// the product packed all of it ahead (g.ap), and every panel passes it.
 func (g *gemm) blockQ(ws *workspace, i0, i1, jp0, jp1 int) {
 	kern := g.qk
 	fns := &kern.fns[g.qf]
