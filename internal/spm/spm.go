@@ -85,8 +85,12 @@ func (t *Tokenizer) Encode(dst []int32, text string) []int32 {
 			continue
 		}
 		b := starts[i]
+		h, p := fnvOffset, b // the hash of buf[b:p]
 		for e := i + 1; e <= n && starts[e]-b <= t.maxBytes; e++ {
-			id, ok := t.ids.find(buf[b:starts[e]])
+			for ; p < starts[e]; p++ {
+				h = fnvAdd(h, buf[p])
+			}
+			id, ok := t.ids.findHash(buf[b:starts[e]], h)
 			if !ok {
 				continue
 			}

@@ -29,13 +29,18 @@ type table struct {
 
 // fnv is FNV-1a, 64-bit: fixed, so that a table made ahead stays valid.
 func fnv[S string | []byte](s S) uint64 {
-	h := uint64(14695981039346656037)
+	h := fnvOffset
 	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
+		h = fnvAdd(h, s[i])
 	}
 	return h
 }
+
+// fnvOffset is FNV-1a's hash of no bytes; fnvAdd extends a hash by a byte,
+// so the hashes of a string's prefixes come one from the other.
+const fnvOffset = uint64(14695981039346656037)
+
+func fnvAdd(h uint64, c byte) uint64 { return (h ^ uint64(c)) * 1099511628211 }
 
 func (t *table) slot(i uint64) uint32 {
 	s := t.slots[4*i : 4*i+4]
@@ -44,8 +49,11 @@ func (t *table) slot(i uint64) uint32 {
 
 // find returns the id of piece k. An entry out of range reads as empty, and
 // a probe ends after every slot, so a damaged table cannot run away.
-func (t *table) find(k []byte) (int32, bool) {
-	i := fnv(k) & t.mask
+func (t *table) find(k []byte) (int32, bool) { return t.findHash(k, fnv(k)) }
+
+// findHash is find with k's hash, fnv(k), known.
+func (t *table) findHash(k []byte, h uint64) (int32, bool) {
+	i := h & t.mask
 	for range t.mask + 1 {
 		v := t.slot(i)
 		if v == 0 || int(v-1) >= len(t.pieces) {
