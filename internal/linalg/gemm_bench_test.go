@@ -132,6 +132,18 @@ func linearPaths() []linearPath {
 			}})
 		}
 	}
+	for _, ks := range qa8Sets() {
+		for _, f := range qFormats {
+			ps = append(ps, linearPath{strings.ToLower(f.String()) + "-" + ks.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
+				useQA8(tb, ks)
+				p, err := NewPackedQ(f, quantizeQ(f, w, n, k), n, k)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				return p.Int8Activations().MatMulTBias
+			}})
+		}
+	}
 	for _, kern := range qkernels() {
 		ps = append(ps, linearPath{kern.name, func(tb testing.TB, w []float32, n, k int) func(c, a, bias []float32, m int) {
 			useInt8Kernel(tb, kern)
@@ -190,5 +202,35 @@ func BenchmarkKernelInt8(b *testing.B) {
 			clk.report(kern.mr, kern.nr, kc)
 			reportFlops(b, kern.mr, kern.nr, kc)
 		})
+	}
+}
+
+// BenchmarkKernelQA8 times one int8-activation micro-kernel call (a 16-row
+// tile of packed A, k = 384, times one Q4_0 or Q8_0 panel) on L1-resident
+// data: the ceiling of QA8 products, in float32-equivalent GFLOP/s.
+func BenchmarkKernelQA8(b *testing.B) {
+	const h, k = 16, 384
+	for _, ks := range qa8Sets() {
+		for _, f := range qFormats {
+			b.Run(fmt.Sprintf("%s/%v", ks.name, f), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				p, err := NewPackedQ(f, randQ(r, f, 16, k), 16, k)
+				if err != nil {
+					b.Fatal(err)
+				}
+				q := p.Int8Activations()
+				var ws lowWorkspace
+				q.packA(&ws, randMat(r, h*k), 0, h)
+				c := make([]float32, h*16)
+				fn := ks.fns[f][h/2-1]
+				b.ReportAllocs()
+				clk := startCPU(b)
+				for b.Loop() {
+					fn(k/QBlockLen, ws.a8, p.data, c, 16, nil)
+				}
+				clk.report(h, 16, k)
+				reportFlops(b, h, 16, k)
+			})
+		}
 	}
 }

@@ -20,11 +20,17 @@ type lowB interface {
 	tile(pa, own *lowWorkspace, t, jp int, c []float32, ldc int, bias []float32)
 }
 
+// shortTiles is a lowB whose kernels run tiles of fewer than mr rows,
+// writing a tile's rows rounded up to even: block lets them write a tile
+// of an even number of rows straight into C.
+type shortTiles interface{ shortTiles() }
+
 // lowWorkspace is one goroutine's scratch for low-precision products.
 type lowWorkspace struct {
 	a8, row8   []uint8
 	a16, row16 []uint16
 	scale      []float32 // per packed row (int8)
+	rows       int       // rows packed (int8 activations)
 	tile       []float32
 	// b16 holds block bPanel of the weight at bFrom rounded to bf16
 	// (PackedF16BF16), kept for the row tiles after the first.
@@ -104,13 +110,14 @@ func (g *lowGemm) work(ws *workspace) {
 func (g *lowGemm) block(pa, scratch *lowWorkspace, i0, i1, jp0, jp1 int) {
 	n, _, mr, nr := g.b.shape()
 	tile := grow(&scratch.tile, mr*nr)
+	_, short := g.b.(shortTiles)
 	for jp := jp0; jp < jp1; jp++ {
 		j := jp * nr
 		nj := min(nr, n-j)
 		for i := i0; i < i1; i += mr {
 			t := (i - i0) / mr
 			ni := min(mr, i1-i)
-			if ni == mr && nj == nr {
+			if nj == nr && (ni == mr || short && ni%2 == 0) {
 				var bias []float32
 				if g.bias != nil {
 					bias = g.bias[j : j+nr]
