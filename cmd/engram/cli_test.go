@@ -150,12 +150,18 @@ func TestCLIBadInput(t *testing.T) {
 		{"not sqlite", notSQLite, "", []string{"stats"}, "not an Engram database"},
 		{"missing directory", filepath.Join(dir, "no", "such", "e.db"), "", []string{"add", "x"}, "does not exist"},
 		{"bad embedder", db, "", []string{"search", "x", "--mode", "bm25"}, ""},
+		{"bad precision", db, "", []string{"search", "x"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "bad embedder" {
 				t.Setenv("ENGRAM_EMBEDDER", "frobnicator")
 				c.want = "ENGRAM_EMBEDDER"
+			}
+			if c.name == "bad precision" {
+				t.Setenv("ENGRAM_EMBEDDER", "multilingual")
+				t.Setenv("ENGRAM_BERT_PRECISION", "fp16")
+				c.want = `ENGRAM_BERT_PRECISION="fp16"`
 			}
 			_, stderr, code := cli(t, c.db, c.stdin, c.args...)
 			if code != 2 {

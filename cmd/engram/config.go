@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/embed/bert"
 	"github.com/engram-memory/engram/embed/builtin"
 	_ "github.com/engram-memory/engram/embed/builtin/bgesmall"     // ENGRAM_EMBEDDER=bge-small
 	_ "github.com/engram-memory/engram/embed/builtin/multilingual" // ENGRAM_EMBEDDER=multilingual
@@ -18,6 +19,7 @@ import (
 // optionsFromEnv reads the providers' configuration (DESIGN §7):
 //
 //	ENGRAM_EMBEDDER      builtin (default) | minilm | static | glove | bge-small | multilingual | openai | ollama | none
+//	ENGRAM_BERT_PRECISION fp32 (default) | bf16 | int8: the built-in transformers' products
 //	ENGRAM_EMBED_URL     base URL (openai: …/v1; ollama: default http://127.0.0.1:11434)
 //	ENGRAM_EMBED_MODEL   model name (required for openai and ollama)
 //	ENGRAM_EMBED_API_KEY bearer key (openai)
@@ -29,6 +31,11 @@ import (
 func optionsFromEnv() (engram.Options, error) {
 	var o engram.Options
 	url, model, key := os.Getenv("ENGRAM_EMBED_URL"), os.Getenv("ENGRAM_EMBED_MODEL"), os.Getenv("ENGRAM_EMBED_API_KEY")
+	switch p := os.Getenv(bert.PrecisionEnv); strings.ToLower(p) {
+	case "", string(bert.FP32), string(bert.BF16), string(bert.Int8):
+	default:
+		return o, usagef("%s=%q: want fp32, bf16 or int8", bert.PrecisionEnv, p)
+	}
 	switch name := os.Getenv("ENGRAM_EMBEDDER"); name {
 	case "", "builtin":
 	case builtin.MiniLM, builtin.Static, builtin.GloVe, builtin.BGESmall, builtin.Multilingual:

@@ -89,6 +89,13 @@ const (
 	// (AVX512_BF16), about twice as fast there (minimum cosine 0.99984);
 	// elsewhere it is FP32.
 	BF16 Precision = "bf16"
+	// Int8 quantises the activations to int8 per block of 32 values and
+	// multiplies them by a file's Q8_0 weights in integers
+	// (linalg.PackedQ.Int8Activations) where the CPU has AVX-512 VNNI and
+	// VBMI: bge-small about twice as fast (minimum cosine 0.99930).
+	// Elsewhere it is FP32, and so it is for float16 files (MiniLM): its
+	// weights in Q8_0 with int8 activations reach only 0.9976.
+	Int8 Precision = "int8"
 )
 
 // PrecisionEnv names the environment variable Default reads Precision from.
@@ -188,9 +195,9 @@ func NewFromData(data string, opts Options) (*Embedder, error) {
 	switch opts.Precision {
 	case "":
 		opts.Precision = FP32
-	case FP32, BF16:
+	case FP32, BF16, Int8:
 	default:
-		return nil, fmt.Errorf("bert: precision %q is neither %q nor %q", opts.Precision, FP32, BF16)
+		return nil, fmt.Errorf("bert: precision %q is not %q, %q or %q", opts.Precision, FP32, BF16, Int8)
 	}
 	mb, err := tensorfile.Meta(data)
 	if err != nil {

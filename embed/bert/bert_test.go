@@ -702,3 +702,41 @@ func TestPackAfter(t *testing.T) {
 		}
 	}
 }
+
+// Int8 multiplies int8 activations only by block-quantised weights, and
+// only where the CPU has the kernel: MiniLM's float16 file computes FP32's
+// vectors bit for bit, and so does bge-small's Q8_0 file elsewhere.
+func TestInt8Precision(t *testing.T) {
+	texts := []string{"which port does the staging database listen on", "ok", "sorry, I can't make it tomorrow"}
+	for _, c := range []struct {
+		name     string
+		new      func(Options) (*Embedder, error)
+		integers bool
+	}{
+		{"minilm", New, false},
+		{"bge-small", NewBGESmall, linalg.HasInt8Activations()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got [2][][]float32
+			for i, p := range []Precision{FP32, Int8} {
+				e, err := c.new(Options{Precision: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got[i], err = e.Embed(context.Background(), texts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			same := true
+			for i := range texts {
+				same = same && slices.Equal(got[0][i], got[1][i])
+				if cs := cosine(got[0][i], got[1][i]); cs < 0.999 {
+					t.Errorf("%q: int8 against fp32 cosine %.6f", texts[i], cs)
+				}
+			}
+			if same == c.integers {
+				t.Errorf("int8 vectors identical to fp32's: %v, want %v", same, !c.integers)
+			}
+		})
+	}
+}

@@ -222,6 +222,9 @@ func load(f *tensorfile.File, m *meta, p Precision, table string) (*weights, err
 			if p == BF16 && linalg.HasBF16() {
 				return pack(q.Unpack(), n, k)
 			}
+			if p == Int8 && linalg.HasInt8Activations() {
+				return q.Int8Activations()
+			}
 			return q
 		}
 		if want := []int{(n + linalg.F16Panel - 1) / linalg.F16Panel, k, linalg.F16Panel}; !slices.Equal(t.Shape, want) || t.DType != tensorfile.Float16 {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/engram-memory/engram/internal/linalg"
 )
 
 // reference is a model's reference file: testdata/reference.json.gz, written
@@ -128,10 +130,15 @@ func TestReferenceVectors(t *testing.T) {
 			{"one text a call", Options{Windows: 1}, true, true},
 			// bfloat16 where the CPU has it; elsewhere this is FP32 again.
 			{"bf16", Options{Precision: BF16, Windows: 1}, false, false},
+			// int8 activations: bge-small's Q8_0 file, where the CPU has VNNI.
+			{"int8", Options{Precision: Int8, Windows: 1}, false, false},
 		} {
 			t.Run(rm.name+"/"+c.name, func(t *testing.T) {
 				if testing.Short() && c.long {
 					t.Skip("short")
+				}
+				if c.opts.Precision == Int8 && (rm.name == "minilm" || !linalg.HasInt8Activations()) {
+					t.Skip("int8 is fp32 here: for a float16 file, or without AVX-512 VNNI and VBMI (TestInt8Precision)")
 				}
 				e, err := rm.new(c.opts)
 				if err != nil {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/engram-memory/engram/internal/linalg"
 )
 
 // reference is testdata/reference.json.gz, written by
@@ -94,10 +96,15 @@ func TestReferenceVectors(t *testing.T) {
 		{"one call", Options{}, false, false},
 		{"small batches, one worker", Options{BatchTokens: 300, Workers: 1}, false, true},
 		{"one text a call", Options{}, true, true},
+		// int8 activations, where the CPU has VNNI.
+		{"int8", Options{Precision: Int8}, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if testing.Short() && c.long {
 				t.Skip("short")
+			}
+			if c.opts.Precision == Int8 && !linalg.HasInt8Activations() {
+				t.Skip("int8 is fp32 without AVX-512 VNNI and VBMI")
 			}
 			e, err := New(c.opts)
 			if err != nil {

@@ -13,11 +13,16 @@ import (
 
 // layer holds one transformer layer's weights as the encoder uses them: the
 // Q4_0 matrices regrouped into linalg's panels, query, key and value stacked
-// into one.
+// into one, multiplied with float32 or int8 activations.
 type layer struct {
-	qkv, out, ffIn, ffOut     *linalg.PackedQ
+	qkv, out, ffIn, ffOut     linear
 	qkvB, outB, ffInB, ffOutB []float32
 	ln1G, ln1B, ln2G, ln2B    []float32
+}
+
+// linear is a layer's weight: c (m rows) = a·Wᵀ + bias.
+type linear interface {
+	MatMulTBias(c, a, bias []float32, m int)
 }
 
 // weights is a model made ready for compute. The word-embedding table stays
@@ -49,14 +54,16 @@ func dequantize(dst []float32, q string) {
 // query, key and value stacked, and reads its vectors. The matrices stay in
 // 4-bit blocks (12 MB for the model): a product decodes each value exactly
 // as it uses it.
-func loadLayer(f *file, l int) (layer, error) {
+// With int8, the products quantise their activations to int8
+// (linalg.PackedQ.Int8Activations).
+func loadLayer(f *file, l int, int8 bool) (layer, error) {
 	c := f.cfg
 	h, in := c.Hidden, c.Intermediate
 	n := func(s string) string { return layerName(l, s) }
 	r := floats{f: f}
 	vec := r.vec
 	// matrix stacks the Q4_0 matrices names, each n×k.
-	matrix := func(n, k int, names ...string) *linalg.PackedQ {
+	matrix := func(n, k int, names ...string) linear {
 		if r.err != nil {
 			return nil
 		}
@@ -72,6 +79,10 @@ func loadLayer(f *file, l int) (layer, error) {
 		p, err := linalg.NewPackedQ(linalg.Q4_0, rows.String(), len(names)*n, k)
 		if err != nil {
 			r.err = fmt.Errorf("e5: %s: %w", names[0], err)
+			return nil
+		}
+		if int8 {
+			return p.Int8Activations()
 		}
 		return p
 	}
@@ -103,7 +114,7 @@ func (r *floats) vec(name string, n int) []float32 {
 
 // load readies a parsed file's tensors, its layers on every core (each
 // layer's matrices are regrouped on their own).
-func load(f *file) (*weights, error) {
+func load(f *file, int8 bool) (*weights, error) {
 	c := f.cfg
 	h := c.Hidden
 	w := &weights{cfg: c, layers: make([]layer, c.Layers)}
@@ -132,7 +143,7 @@ func load(f *file) (*weights, error) {
 				if l >= c.Layers {
 					return
 				}
-				w.layers[l], errs[l] = loadLayer(f, l)
+				w.layers[l], errs[l] = loadLayer(f, l, int8)
 			}
 		})
 	}

@@ -35,11 +35,19 @@ func TestQ4Matrices(t *testing.T) {
 		t.Fatal(err)
 	}
 	for l := range f.cfg.Layers {
-		ly, err := loadLayer(f, l)
+		int8 := l%2 == 1 // the int8 products share the same panels
+		ly, err := loadLayer(f, l, int8)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, p := range []*linalg.PackedQ{ly.qkv, ly.out, ly.ffIn, ly.ffOut} {
+		for i, lin := range []linear{ly.qkv, ly.out, ly.ffIn, ly.ffOut} {
+			p, ok := lin.(*linalg.PackedQ)
+			if q, isQA8 := lin.(*linalg.QA8); int8 && isQA8 {
+				p, ok = q.PackedQ, true
+			}
+			if !ok {
+				t.Fatalf("layer %d (int8 %v): matrix %d is %T", l, int8, i, lin)
+			}
 			m := fileMatrices(f.cfg, l)[i]
 			want := make([]float32, len(m.names)*m.n*m.k)
 			for j, name := range m.names {
@@ -81,9 +89,26 @@ func TestLoadErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.change(f)
-			if _, err := load(f); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, err := load(f, false); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("load: %v, want an error with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// New refuses a precision it does not know, naming it; "bf16", which the
+// BERT models take from the same variable, is FP32 here.
+func TestPrecision(t *testing.T) {
+	if _, err := New(Options{Precision: "fp16"}); err == nil || !strings.Contains(err.Error(), `"fp16"`) {
+		t.Errorf("precision fp16: %v", err)
+	}
+	for _, p := range []Precision{"", "bf16", FP32, Int8} {
+		e, err := New(Options{Precision: p})
+		if err != nil {
+			t.Fatalf("precision %q: %v", p, err)
+		}
+		if want := map[bool]Precision{false: FP32, true: Int8}[p == Int8]; e.opts.Precision != want {
+			t.Errorf("precision %q: options say %q, want %q", p, e.opts.Precision, want)
+		}
 	}
 }
