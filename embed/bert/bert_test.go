@@ -73,6 +73,19 @@ func TestConcurrentEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	concurrentEmbed(t, e)
+	// bge-small with int8 activations (fp32 without VNNI): each product
+	// quantises its rows into the calling goroutine's scratch.
+	if e, err = NewBGESmall(Options{Precision: Int8}); err != nil {
+		t.Fatal(err)
+	}
+	concurrentEmbed(t, e)
+}
+
+// concurrentEmbed embeds the same texts from 8 goroutines, 5 rounds each,
+// against one serial call (-race).
+func concurrentEmbed(t *testing.T, e *Embedder) {
+	t.Helper()
 	texts := []string{"first memory", "second, longer memory about the deploy key rotation", "third"}
 	want, err := e.Embed(context.Background(), texts)
 	if err != nil {
