@@ -381,3 +381,22 @@ func FuzzPackedQ(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkNewPackedQ regroups one layer's worth of Q4_0 and Q8_0 rows
+// (1,536 × 384) into panels: what a model whose file holds row-major
+// blocks pays at load, per matrix.
+func BenchmarkNewPackedQ(b *testing.B) {
+	r := rand.New(rand.NewPCG(83, 84))
+	const n, k = 1536, 384
+	for _, f := range qFormats {
+		q := randQ(r, f, n, k)
+		b.Run(f.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			for b.Loop() {
+				if _, err := NewPackedQ(f, q, n, k); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
