@@ -12,10 +12,10 @@ import (
 // forceParallel splits every product, however small, until the test ends.
 func forceParallel(tb testing.TB) {
 	tb.Helper()
-	saved, savedRows := parMinFlops, rowMinWork
-	parMinFlops, rowMinWork = 1, 1
+	saved, savedRows, savedHeld := parMinFlops, rowMinWork, rowMinWorkHeld
+	parMinFlops, rowMinWork, rowMinWorkHeld = 1, 1, 1
 	prev := SetMaxThreads(0)
-	tb.Cleanup(func() { parMinFlops, rowMinWork = saved, savedRows; SetMaxThreads(prev) })
+	tb.Cleanup(func() { parMinFlops, rowMinWork, rowMinWorkHeld = saved, savedRows, savedHeld; SetMaxThreads(prev) })
 }
 
 // TestParallelShapes runs small and ragged shapes through the chunked

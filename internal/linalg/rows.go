@@ -27,15 +27,23 @@ const (
 )
 
 // rowMinWork is the number of values below which a row operation runs on
-// the calling goroutine alone (~50 µs of GELU with AVX2).
-var rowMinWork = 1 << 15
+// the calling goroutine alone (~50 µs of GELU with AVX2): waking a parked
+// worker costs about 60 µs on a VM. rowMinWorkHeld is the bound while a
+// forward pass holds the workers (Hold): they spin, and take a job in well
+// under a microsecond, so a 12-token query's GELU (18,432 values, ~24 µs)
+// is worth splitting; its layer norms (4,608) are not.
+var rowMinWork, rowMinWorkHeld = 1 << 15, 1 << 13
 
 var rowJobs = sync.Pool{New: func() any { return new(rowJob) }}
 
 // runRows applies op to the rows of x (cols values each).
 func runRows(op rowOp, x, res, gamma, beta []float32, cols int, scale, eps float32) {
 	rows := (len(x) + cols - 1) / cols // GELU's last row may be short
-	threads := threadsAbove(len(x), rowMinWork)
+	unit := rowMinWork
+	if holds.Load() > 0 {
+		unit = rowMinWorkHeld
+	}
+	threads := threadsAbove(len(x), unit)
 	if threads == 1 || rows < 2 {
 		applyRows(op, x, res, gamma, beta, cols, scale, eps)
 		return
