@@ -91,8 +91,8 @@ const (
 	BF16 Precision = "bf16"
 	// Int8 quantises the activations to int8 per block of 32 values and
 	// multiplies them by a file's Q8_0 weights in integers
-	// (linalg.PackedQ.Int8Activations) where the CPU has AVX-512 VNNI and
-	// VBMI: bge-small about twice as fast (minimum cosine 0.99930).
+	// (linalg.PackedQ.Int8Activations) where the CPU has AVX-512 VNNI:
+	// bge-small about twice as fast (minimum cosine 0.99930).
 	// Elsewhere it is FP32, and so it is for float16 files (MiniLM): its
 	// weights in Q8_0 with int8 activations reach only 0.9976.
 	Int8 Precision = "int8"

@@ -138,7 +138,7 @@ func TestReferenceVectors(t *testing.T) {
 					t.Skip("short")
 				}
 				if c.opts.Precision == Int8 && (rm.name == "minilm" || !linalg.HasInt8Activations()) {
-					t.Skip("int8 is fp32 here: for a float16 file, or without AVX-512 VNNI and VBMI (TestInt8Precision)")
+					t.Skip("int8 is fp32 here: for a float16 file, or without AVX-512 VNNI (TestInt8Precision)")
 				}
 				e, err := rm.new(c.opts)
 				if err != nil {

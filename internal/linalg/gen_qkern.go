@@ -48,18 +48,28 @@ func main() {
 	w("")
 	w(`#include "textflag.h"`)
 	w("")
-	// qa8perm: byte j·4+p of the result is byte p·16+j of the source.
-	w("// qa8perm regroups 4 k steps × 16 columns into 16 columns × 4 k steps.")
+	// qa8perm moves dwords across lanes: dword 4c+p of the result is dword
+	// 4p+c of the source (lane p holds k step p of the 16 columns, its
+	// dword c columns 4c…4c+3), so lane c holds k steps 0…3 of columns
+	// 4c…4c+3. qa8shuf then interleaves each lane's bytes: byte 4i+p is
+	// byte 4p+i, column 4c+i's four k steps in one dword.
+	w("// qa8perm and qa8shuf regroup 4 k steps × 16 columns into 16 columns × 4 k steps.")
 	for q := range 8 {
-		var v uint64
-		for x := range 8 {
-			o := q*8 + x
-			j, p := o/4, o%4
-			v |= uint64(p*16+j) << (8 * x)
-		}
+		lo, hi := 2*q, 2*q+1
+		v := uint64(4*(lo%4)+lo/4) | uint64(4*(hi%4)+hi/4)<<32
 		w("DATA qa8perm<>+%d(SB)/8, $0x%016x", 8*q, v)
 	}
 	w("GLOBL qa8perm<>(SB), RODATA|NOPTR, $64")
+	for q := range 8 {
+		var v uint64
+		for x := range 8 {
+			o := (q*8 + x) % 16 // the byte's place in its lane
+			i, p := o/4, o%4
+			v |= uint64(4*p+i) << (8 * x)
+		}
+		w("DATA qa8shuf<>+%d(SB)/8, $0x%016x", 8*q, v)
+	}
+	w("GLOBL qa8shuf<>(SB), RODATA|NOPTR, $64")
 	for _, f := range []string{"Q4", "Q8"} {
 		for _, h := range rows {
 			qa8Kernel(w, h, f)
@@ -179,8 +189,8 @@ func storeRows(w func(string, ...any), h int, add string) {
 
 // qa8Kernel: per block of 32 k steps a kernel makes the panel's weights unsigned bytes
 // (Q4_0: the stored nibbles, q+8; Q8_0: q xor 0x80, q+128) and regroups them
-// with VPERMB from the panel's order (16 columns a k step) into the order
-// VPDPBUSD takes (four k steps a column's dword): eight registers, each
+// with VPERMD and VPSHUFB from the panel's order (16 columns a k step) into
+// the order VPDPBUSD takes (four k steps a column's dword): eight registers, each
 // four k steps of the 16 columns. Then for each row of the tile it starts
 // from the row's correction (−8·Σqa or −128·Σqa, packed with A), adds the
 // 32 products with eight VPDPBUSD, each broadcasting four of the row's
@@ -189,7 +199,8 @@ func storeRows(w func(string, ...any), h int, add string) {
 // accumulator: qa8TileGeneric's arithmetic, step for step.
 // Registers: Z0…Z(h−1) accumulate; Z16…Z23 hold a block's weights, Z24 its
 // 16 scales; Z25/Z26 and Z27/Z30 are the rows' sums and scales in turn;
-// Z28 holds qa8perm, Z29 the byte mask (Q4_0: 0x0f) or offset (Q8_0: 0x80).
+// Z28 holds qa8perm, Z31 qa8shuf, Z29 the byte mask (Q4_0: 0x0f) or offset
+// (Q8_0: 0x80).
 //
 // func kernQA8<f>AVX512_<h>x16(kb int, a []byte, b []byte, c []float32, ldc int, bias []float32)
 //
@@ -203,6 +214,7 @@ func qa8Kernel(w func(string, ...any), h int, f string) {
 	w("\tMOVQ bias_base+88(FP), R9")
 	w("\tMOVQ bias_len+96(FP), R10")
 	w("\tVMOVDQU64 qa8perm<>(SB), Z28")
+	w("\tVMOVDQU64 qa8shuf<>(SB), Z31")
 	if f == "Q4" {
 		w("\tMOVL $0x0f0f0f0f, R11")
 	} else {
@@ -217,7 +229,8 @@ func qa8Kernel(w func(string, ...any), h int, f string) {
 	w("block:")
 	if f == "Q8" {
 		for g := range 8 {
-			w("\tVPERMB %d(BX), Z28, Z%d", 32+64*g, 16+g)
+			w("\tVPERMD %d(BX), Z28, Z%d", 32+64*g, 16+g)
+			w("\tVPSHUFB Z31, Z%d, Z%d", 16+g, 16+g)
 			w("\tVPXORD Z29, Z%d, Z%d", 16+g, 16+g)
 		}
 	} else {
@@ -226,10 +239,12 @@ func qa8Kernel(w func(string, ...any), h int, f string) {
 		for u := range 4 {
 			w("\tVMOVDQU64 %d(BX), Z25", 32+64*u)
 			w("\tVPANDD Z29, Z25, Z26")
-			w("\tVPERMB Z26, Z28, Z%d", 16+u)
+			w("\tVPERMD Z26, Z28, Z%d", 16+u)
+			w("\tVPSHUFB Z31, Z%d, Z%d", 16+u, 16+u)
 			w("\tVPSRLW $4, Z25, Z25")
 			w("\tVPANDD Z29, Z25, Z25")
-			w("\tVPERMB Z25, Z28, Z%d", 20+u)
+			w("\tVPERMD Z25, Z28, Z%d", 20+u)
+			w("\tVPSHUFB Z31, Z%d, Z%d", 20+u, 20+u)
 		}
 	}
 	w("\tVCVTPH2PS (BX), Z24")

@@ -17,7 +17,7 @@ import (
 // them the rest round to a handful of levels (per row: median cosine 0.997
 // to float32 on all-MiniLM-L6-v2, precision.py).
 //
-// On amd64 with AVX-512 VNNI and VBMI the integer products run on
+// On amd64 with AVX-512 VNNI the integer products run on
 // VPDPBUSD, 64 multiply-adds an instruction (float32's FMA does 16):
 // weights as unsigned bytes (Q4_0's q+8 as stored, Q8_0's q+128), A as
 // signed, and a per-row correction (−8·Σqa or −128·Σqa, made when A is
@@ -72,7 +72,7 @@ var activeQA8 = func() *qa8Kernel {
 }()
 
 // HasInt8Activations reports whether PackedQ.Int8Activations products
-// run on an integer kernel (AVX-512 VNNI and VBMI) rather than in
+// run on an integer kernel (AVX-512 VNNI) rather than in
 // portable Go.
 func HasInt8Activations() bool { return activeQA8 != qa8Generic }
 

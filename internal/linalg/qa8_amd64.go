@@ -6,7 +6,7 @@ import "golang.org/x/sys/cpu"
 
 // The int8-activation micro-kernels in qa8kern_amd64.s, written by
 // gen_qkern.go (go generate, with qkern_amd64.s): a tile of 2, 4, … 16 rows of int8 A times one Q4_0 or
-// Q8_0 panel (AVX-512 VNNI, VPERMB from VBMI).
+// Q8_0 panel (AVX-512 F, BW and VNNI).
 
 //go:noescape
 func kernQA8Q4AVX512_2x16(kb int, a []byte, b []byte, c []float32, ldc int, bias []float32)
@@ -57,7 +57,7 @@ func kernQA8Q8AVX512_14x16(kb int, a []byte, b []byte, c []float32, ldc int, bia
 func kernQA8Q8AVX512_16x16(kb int, a []byte, b []byte, c []float32, ldc int, bias []float32)
 
 // avx512QA8 is the int8-activation kernel set where the CPU has AVX-512
-// VNNI and VBMI.
+// VNNI (and BW, for VPSHUFB).
 var avx512QA8 = &qa8Kernel{
 	name: "avx512-vnni",
 	fns: [2][8]qa8Fn{
@@ -71,7 +71,7 @@ var avx512QA8 = &qa8Kernel{
 // qa8Kernels lists the int8-activation kernels this machine can run, best
 // first.
 func qa8Kernels() []*qa8Kernel {
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512BW {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW {
 		return []*qa8Kernel{avx512QA8}
 	}
 	return nil
