@@ -54,9 +54,9 @@ func dequantize(dst []float32, q string) {
 // query, key and value stacked, and reads its vectors. The matrices stay in
 // 4-bit blocks (12 MB for the model): a product decodes each value exactly
 // as it uses it.
-// With int8, the products quantise their activations to int8
+// With int8Acts, the products quantise their activations to int8
 // (linalg.PackedQ.Int8Activations).
-func loadLayer(f *file, l int, int8 bool) (layer, error) {
+func loadLayer(f *file, l int, int8Acts bool) (layer, error) {
 	c := f.cfg
 	h, in := c.Hidden, c.Intermediate
 	n := func(s string) string { return layerName(l, s) }
@@ -81,7 +81,7 @@ func loadLayer(f *file, l int, int8 bool) (layer, error) {
 			r.err = fmt.Errorf("e5: %s: %w", names[0], err)
 			return nil
 		}
-		if int8 {
+		if int8Acts {
 			return p.Int8Activations()
 		}
 		return p
@@ -114,7 +114,7 @@ func (r *floats) vec(name string, n int) []float32 {
 
 // load readies a parsed file's tensors, its layers on every core (each
 // layer's matrices are regrouped on their own).
-func load(f *file, int8 bool) (*weights, error) {
+func load(f *file, int8Acts bool) (*weights, error) {
 	c := f.cfg
 	h := c.Hidden
 	w := &weights{cfg: c, layers: make([]layer, c.Layers)}
@@ -143,7 +143,7 @@ func load(f *file, int8 bool) (*weights, error) {
 				if l >= c.Layers {
 					return
 				}
-				w.layers[l], errs[l] = loadLayer(f, l, int8)
+				w.layers[l], errs[l] = loadLayer(f, l, int8Acts)
 			}
 		})
 	}

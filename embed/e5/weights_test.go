@@ -35,18 +35,18 @@ func TestQ4Matrices(t *testing.T) {
 		t.Fatal(err)
 	}
 	for l := range f.cfg.Layers {
-		int8 := l%2 == 1 // the int8 products share the same panels
-		ly, err := loadLayer(f, l, int8)
+		int8Acts := l%2 == 1 // the int8 products share the same panels
+		ly, err := loadLayer(f, l, int8Acts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, lin := range []linear{ly.qkv, ly.out, ly.ffIn, ly.ffOut} {
 			p, ok := lin.(*linalg.PackedQ)
-			if q, isQA8 := lin.(*linalg.QA8); int8 && isQA8 {
+			if q, isQA8 := lin.(*linalg.QA8); int8Acts && isQA8 {
 				p, ok = q.PackedQ, true
 			}
 			if !ok {
-				t.Fatalf("layer %d (int8 %v): matrix %d is %T", l, int8, i, lin)
+				t.Fatalf("layer %d (int8 activations %v): matrix %d is %T", l, int8Acts, i, lin)
 			}
 			m := fileMatrices(f.cfg, l)[i]
 			want := make([]float32, len(m.names)*m.n*m.k)
