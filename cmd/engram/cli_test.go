@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/linalg"
 )
 
 // cli runs one command line against db and returns stdout, stderr and the exit code.
@@ -269,4 +271,45 @@ func (c cancelAtEOF) Read(p []byte) (int, error) {
 		c.cancel()
 	}
 	return n, err
+}
+
+// embedChildEnv makes TestEmbedChild run engram embed with its value.
+const embedChildEnv = "ENGRAM_TEST_EMBED_CHILD"
+
+// TestEmbedChild is TestEmbedPrecision's engram process: the built-in
+// embedders read $ENGRAM_BERT_PRECISION once a process.
+func TestEmbedChild(t *testing.T) {
+	if os.Getenv(embedChildEnv) == "" {
+		t.Skip("child process of TestEmbedPrecision")
+	}
+	os.Exit(run(context.Background(), []string{"embed", os.Getenv(embedChildEnv)}, strings.NewReader(""), os.Stdout, os.Stderr))
+}
+
+// embed names the model on stderr, and the precision when it is not fp32
+// or was asked for and cannot be used here; each case in its own process.
+func TestEmbedPrecision(t *testing.T) {
+	int8 := "precision int8\n"
+	if !linalg.HasInt8Activations() {
+		int8 = "precision fp32 (int8 asked: this CPU has no AVX-512 VNNI)\n"
+	}
+	for _, c := range []struct{ embedder, precision, want string }{
+		{"minilm", "", "all-minilm-l6-v2-v2\n"},
+		{"minilm", "int8", "all-minilm-l6-v2-v2\nprecision fp32 (int8 asked: this model's float16 weights have no int8 path)\n"},
+		{"bge-small", "int8", "bge-small-en-v1.5.2-v2\n" + int8},
+		{"multilingual", "INT8", "multilingual-e5-small-q4-v2\n" + int8},
+		{"multilingual", "bf16", "multilingual-e5-small-q4-v2\nprecision fp32 (bf16 asked: this model has no bf16 path)\n"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEmbedChild$")
+		cmd.Env = append(os.Environ(), embedChildEnv+"=which port does staging use",
+			"ENGRAM_EMBEDDER="+c.embedder, "ENGRAM_BERT_PRECISION="+c.precision, "ENGRAM_DAEMON=off")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || !bytes.HasPrefix(out, []byte("[")) {
+			t.Fatalf("%s at %q: %v, stdout %.40q, stderr %q", c.embedder, c.precision, err, out, stderr.String())
+		}
+		if stderr.String() != c.want {
+			t.Errorf("%s at %q: stderr %q, want %q", c.embedder, c.precision, stderr.String(), c.want)
+		}
+	}
 }

@@ -14,7 +14,7 @@ func init() { register(newEmbed) }
 func newEmbed(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "embed TEXT",
-		Short: "Print TEXT's embedding as a JSON array (the model id goes to stderr)",
+		Short: "Print TEXT's embedding as a JSON array (the model id, and a precision other than fp32, go to stderr)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			opts, err := optionsFromEnv()
@@ -38,6 +38,11 @@ func newEmbed(e *env) *cobra.Command {
 				return usagef("embed: %s has no vector for this text (no known word)", emb.Model())
 			}
 			fmt.Fprintln(e.stderr, emb.Model())
+			// A built-in transformer at another precision than fp32, or
+			// asked for one this machine or model cannot use, says which.
+			if p, ok := emb.(interface{ Precision() string }); ok && p.Precision() != "fp32" {
+				fmt.Fprintln(e.stderr, "precision", p.Precision())
+			}
 			return format.JSON(e.stdout, vecs[0], true)
 		},
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/engram-memory/engram/embed"
+	"github.com/engram-memory/engram/internal/linalg"
 	"github.com/engram-memory/engram/internal/parallel"
 	"github.com/engram-memory/engram/internal/tensorfile"
 )
@@ -223,6 +224,26 @@ func NewFromData(data string, opts Options) (*Embedder, error) {
 // Model names the model, e.g. "all-minilm-l6-v2-v2": the file's name and
 // revision and this package's Revision.
 func (e *Embedder) Model() string { return e.model }
+
+// Precision says what the linear layers multiply in: the option asked
+// for, or "fp32" followed by why that is used instead ("fp32 (int8 asked:
+// this CPU has no AVX-512 VNNI)").
+func (e *Embedder) Precision() string {
+	switch e.opts.Precision {
+	case BF16:
+		if !linalg.HasBF16() {
+			return "fp32 (bf16 asked: this CPU has no AVX512_BF16)"
+		}
+	case Int8:
+		switch {
+		case e.meta.LinearLayout != q8PanelsLayout:
+			return "fp32 (int8 asked: this model's float16 weights have no int8 path)"
+		case !linalg.HasInt8Activations():
+			return "fp32 (int8 asked: this CPU has no AVX-512 VNNI)"
+		}
+	}
+	return string(e.opts.Precision)
+}
 
 // InProcess is true: the model runs in this process (embed.InProcess).
 func (e *Embedder) InProcess() bool { return true }

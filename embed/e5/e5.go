@@ -132,9 +132,9 @@ func newFromData(data, table string, opts Options) (*Embedder, error) {
 		opts.BatchTokens = DefaultBatchTokens
 	}
 	switch opts.Precision {
-	case "", "bf16":
+	case "":
 		opts.Precision = FP32
-	case FP32, Int8:
+	case FP32, Int8, "bf16": // bf16 is FP32 here (Precision says so)
 	default:
 		return nil, fmt.Errorf("e5: precision %q is not %q, \"bf16\" (FP32 here) or %q", opts.Precision, FP32, Int8)
 	}
@@ -152,6 +152,18 @@ func newFromData(data, table string, opts Options) (*Embedder, error) {
 // Model names the model and this package's Revision:
 // "multilingual-e5-small-q4-v2".
 func (e *Embedder) Model() string { return Name + "-v" + strconv.Itoa(Revision) }
+
+// Precision says what the layers' products take their activations in:
+// the option asked for, or "fp32" followed by why that is used instead.
+func (e *Embedder) Precision() string {
+	switch {
+	case e.opts.Precision == "bf16":
+		return "fp32 (bf16 asked: this model has no bf16 path)"
+	case e.opts.Precision == Int8 && !linalg.HasInt8Activations():
+		return "fp32 (int8 asked: this CPU has no AVX-512 VNNI)"
+	}
+	return string(e.opts.Precision)
+}
 
 // InProcess is true: the model runs in this process (embed.InProcess).
 func (e *Embedder) InProcess() bool { return true }

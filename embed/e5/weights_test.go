@@ -97,18 +97,31 @@ func TestLoadErrors(t *testing.T) {
 }
 
 // New refuses a precision it does not know, naming it; "bf16", which the
-// BERT models take from the same variable, is FP32 here.
+// BERT models take from the same variable, is FP32 here, and Precision
+// says what is used and why.
 func TestPrecision(t *testing.T) {
 	if _, err := New(Options{Precision: "fp16"}); err == nil || !strings.Contains(err.Error(), `"fp16"`) {
 		t.Errorf("precision fp16: %v", err)
 	}
-	for _, p := range []Precision{"", "bf16", FP32, Int8} {
-		e, err := New(Options{Precision: p})
+	int8 := "int8"
+	if !linalg.HasInt8Activations() {
+		int8 = "fp32 (int8 asked: this CPU has no AVX-512 VNNI)"
+	}
+	for _, c := range []struct {
+		p    Precision
+		want string // what Precision reports
+	}{
+		{"", "fp32"},
+		{FP32, "fp32"},
+		{"bf16", "fp32 (bf16 asked: this model has no bf16 path)"},
+		{Int8, int8},
+	} {
+		e, err := New(Options{Precision: c.p})
 		if err != nil {
-			t.Fatalf("precision %q: %v", p, err)
+			t.Fatalf("precision %q: %v", c.p, err)
 		}
-		if want := map[bool]Precision{false: FP32, true: Int8}[p == Int8]; e.opts.Precision != want {
-			t.Errorf("precision %q: options say %q, want %q", p, e.opts.Precision, want)
+		if got := e.Precision(); got != c.want {
+			t.Errorf("precision %q: Precision() = %q, want %q", c.p, got, c.want)
 		}
 	}
 }
