@@ -14,7 +14,10 @@ func init() { register(newEmbed) }
 func newEmbed(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "embed TEXT",
-		Short: "Print TEXT's embedding as a JSON array (the model id, and a precision other than fp32, go to stderr)",
+		Short: "Print TEXT's embedding as a JSON array (the model id goes to stderr)",
+		Long: `Print TEXT's embedding as a JSON array. The model id goes to stderr, and after it,
+for a built-in transformer that does not multiply in fp32, its precision, or why
+the one $ENGRAM_BERT_PRECISION asks for is not used here.`,
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			opts, err := optionsFromEnv()
