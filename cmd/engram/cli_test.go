@@ -288,15 +288,15 @@ func TestEmbedChild(t *testing.T) {
 // embed names the model on stderr, and the precision when it is not fp32
 // or was asked for and cannot be used here; each case in its own process.
 func TestEmbedPrecision(t *testing.T) {
-	int8 := "precision int8\n"
+	int8Line := "precision int8\n"
 	if !linalg.HasInt8Activations() {
-		int8 = "precision fp32 (int8 asked: this CPU has no AVX-512 VNNI)\n"
+		int8Line = "precision fp32 (int8 asked: this CPU has no AVX-512 VNNI)\n"
 	}
 	for _, c := range []struct{ embedder, precision, want string }{
 		{"minilm", "", "all-minilm-l6-v2-v2\n"},
 		{"minilm", "int8", "all-minilm-l6-v2-v2\nprecision fp32 (int8 asked: this model's float16 weights have no int8 path)\n"},
-		{"bge-small", "int8", "bge-small-en-v1.5.2-v2\n" + int8},
-		{"multilingual", "INT8", "multilingual-e5-small-q4-v2\n" + int8},
+		{"bge-small", "int8", "bge-small-en-v1.5.2-v2\n" + int8Line},
+		{"multilingual", "INT8", "multilingual-e5-small-q4-v2\n" + int8Line},
 		{"multilingual", "bf16", "multilingual-e5-small-q4-v2\nprecision fp32 (bf16 asked: this model has no bf16 path)\n"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestEmbedChild$")

@@ -31,10 +31,10 @@ import (
 func optionsFromEnv() (engram.Options, error) {
 	var o engram.Options
 	url, model, key := os.Getenv("ENGRAM_EMBED_URL"), os.Getenv("ENGRAM_EMBED_MODEL"), os.Getenv("ENGRAM_EMBED_API_KEY")
-	switch p := os.Getenv(bert.PrecisionEnv); strings.ToLower(p) {
+	switch embed.PrecisionFromEnv() {
 	case "", string(bert.FP32), string(bert.BF16), string(bert.Int8):
 	default:
-		return o, usagef("%s=%q: want fp32, bf16 or int8", bert.PrecisionEnv, p)
+		return o, usagef("%s=%q: want fp32, bf16 or int8", embed.PrecisionEnv, os.Getenv(embed.PrecisionEnv))
 	}
 	switch name := os.Getenv("ENGRAM_EMBEDDER"); name {
 	case "", "builtin":

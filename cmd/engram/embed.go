@@ -18,7 +18,7 @@ func newEmbed(e *env) *cobra.Command {
 		Long: `Print TEXT's embedding as a JSON array. The model id goes to stderr, and after it,
 for a built-in transformer that does not multiply in fp32, its precision, or why
 the one $ENGRAM_BERT_PRECISION asks for is not used here.`,
-		Args:  args(cobra.ExactArgs(1)),
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			opts, err := optionsFromEnv()
 			if err != nil {

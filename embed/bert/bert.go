@@ -8,10 +8,8 @@ import (
 	"context"
 	_ "embed" // the built-in model
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -99,8 +97,9 @@ const (
 	Int8 Precision = "int8"
 )
 
-// PrecisionEnv names the environment variable Default reads Precision from.
-const PrecisionEnv = "ENGRAM_BERT_PRECISION"
+// PrecisionEnv names the environment variable Default reads Precision
+// from (embed.PrecisionEnv, shared with the other built-in transformers).
+const PrecisionEnv = embed.PrecisionEnv
 
 // Embedder implements embed.Embedder over a BERT model file. It is safe for
 // concurrent use; the weights are decoded on first use.
@@ -149,7 +148,7 @@ func newBuiltIn(data string, opts Options) (*Embedder, error) {
 }
 
 var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) {
-	return New(Options{Precision: Precision(strings.ToLower(os.Getenv(PrecisionEnv)))})
+	return New(Options{Precision: Precision(embed.PrecisionFromEnv())})
 })
 
 // Default returns the shared embedder over the built-in model with default
@@ -176,7 +175,7 @@ var defaultBGESmall struct {
 func DefaultBGESmall() (*Embedder, error) {
 	d := &defaultBGESmall
 	d.once.Do(func() {
-		d.e, d.err = NewBGESmall(Options{Precision: Precision(strings.ToLower(os.Getenv(PrecisionEnv)))})
+		d.e, d.err = NewBGESmall(Options{Precision: Precision(embed.PrecisionFromEnv())})
 	})
 	return d.e, d.err
 }

@@ -757,12 +757,12 @@ func TestInt8Precision(t *testing.T) {
 // Precision reports what each model multiplies in for each option, and
 // why when it is not what was asked.
 func TestPrecisionReported(t *testing.T) {
-	bf16, int8 := "bf16", "int8"
+	bf16Got, int8Got := "bf16", "int8"
 	if !linalg.HasBF16() {
-		bf16 = "fp32 (bf16 asked: this CPU has no AVX512_BF16)"
+		bf16Got = "fp32 (bf16 asked: this CPU has no AVX512_BF16)"
 	}
 	if !linalg.HasInt8Activations() {
-		int8 = "fp32 (int8 asked: this CPU has no AVX-512 VNNI)"
+		int8Got = "fp32 (int8 asked: this CPU has no AVX-512 VNNI)"
 	}
 	for _, c := range []struct {
 		name string
@@ -771,10 +771,10 @@ func TestPrecisionReported(t *testing.T) {
 		want string
 	}{
 		{"minilm", New, "", "fp32"},
-		{"minilm", New, BF16, bf16},
+		{"minilm", New, BF16, bf16Got},
 		{"minilm", New, Int8, "fp32 (int8 asked: this model's float16 weights have no int8 path)"},
 		{"bge-small", NewBGESmall, FP32, "fp32"},
-		{"bge-small", NewBGESmall, Int8, int8},
+		{"bge-small", NewBGESmall, Int8, int8Got},
 	} {
 		e, err := c.new(Options{Precision: c.p})
 		if err != nil {

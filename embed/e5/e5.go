@@ -10,10 +10,8 @@ import (
 	_ "embed" // the built-in model
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/engram-memory/engram/embed"
@@ -72,6 +70,9 @@ type Options struct {
 
 // Precision is the number format the layers' products take their
 // activations in (the weights are the file's 4-bit blocks either way).
+// Default reads it from embed.PrecisionEnv, the variable the BERT models
+// read theirs from, so one setting covers every built-in transformer;
+// its "bf16" is FP32 here.
 type Precision string
 
 const (
@@ -86,11 +87,6 @@ const (
 	// activations the same way. Elsewhere it is FP32.
 	Int8 Precision = "int8"
 )
-
-// PrecisionEnv names the environment variable Default reads Precision
-// from: the one the BERT models read theirs from (bert.PrecisionEnv), so
-// one setting covers every built-in transformer. Its "bf16" is FP32 here.
-const PrecisionEnv = "ENGRAM_BERT_PRECISION"
 
 // Embedder implements embed.Embedder over the model file: Embed embeds
 // memories (passages), EmbedQuery queries. It is safe for concurrent use;
@@ -112,11 +108,12 @@ var _ embed.Embedder = (*Embedder)(nil)
 func New(opts Options) (*Embedder, error) { return newFromData(model, pieceTable, opts) }
 
 var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) {
-	return New(Options{Precision: Precision(strings.ToLower(os.Getenv(PrecisionEnv)))})
+	return New(Options{Precision: Precision(embed.PrecisionFromEnv())})
 })
 
 // Default returns the shared embedder over the built-in model, with the
-// default options but for Precision, which comes from $ENGRAM_BERT_PRECISION.
+// default options but for Precision, which comes from $ENGRAM_BERT_PRECISION
+// (embed.PrecisionEnv).
 func Default() (*Embedder, error) { return defaultEmbedder() }
 
 // NewFromData returns an embedder over a model file's bytes.

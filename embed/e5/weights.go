@@ -53,9 +53,8 @@ func dequantize(dst []float32, q string) {
 // loadLayer regroups layer l's Q4_0 matrices into linalg.PackedQ panels,
 // query, key and value stacked, and reads its vectors. The matrices stay in
 // 4-bit blocks (12 MB for the model): a product decodes each value exactly
-// as it uses it.
-// With int8Acts, the products quantise their activations to int8
-// (linalg.PackedQ.Int8Activations).
+// as it uses it, or, with int8Acts, quantises its activations to int8 and
+// multiplies integers (linalg.PackedQ.Int8Activations).
 func loadLayer(f *file, l int, int8Acts bool) (layer, error) {
 	c := f.cfg
 	h, in := c.Hidden, c.Intermediate
@@ -113,7 +112,7 @@ func (r *floats) vec(name string, n int) []float32 {
 }
 
 // load readies a parsed file's tensors, its layers on every core (each
-// layer's matrices are regrouped on their own).
+// layer's matrices are regrouped on their own), int8Acts as loadLayer.
 func load(f *file, int8Acts bool) (*weights, error) {
 	c := f.cfg
 	h := c.Hidden

@@ -103,9 +103,9 @@ func TestPrecision(t *testing.T) {
 	if _, err := New(Options{Precision: "fp16"}); err == nil || !strings.Contains(err.Error(), `"fp16"`) {
 		t.Errorf("precision fp16: %v", err)
 	}
-	int8 := "int8"
+	int8Got := "int8"
 	if !linalg.HasInt8Activations() {
-		int8 = "fp32 (int8 asked: this CPU has no AVX-512 VNNI)"
+		int8Got = "fp32 (int8 asked: this CPU has no AVX-512 VNNI)"
 	}
 	for _, c := range []struct {
 		p    Precision
@@ -114,7 +114,7 @@ func TestPrecision(t *testing.T) {
 		{"", "fp32"},
 		{FP32, "fp32"},
 		{"bf16", "fp32 (bf16 asked: this model has no bf16 path)"},
-		{Int8, int8},
+		{Int8, int8Got},
 	} {
 		e, err := New(Options{Precision: c.p})
 		if err != nil {

@@ -3,14 +3,16 @@
 // gen_qkern writes qkern_amd64.s, the AVX-512 micro-kernels over Q4_0 and
 // Q8_0 panels (PackedQ) and float16 panels (PackedF16), and qa8kern_amd64.s,
 // the AVX-512 VNNI ones that multiply int8 activations by Q4_0 or Q8_0
-// panels (PackedQ's Int8Activations). Run it with `go generate ./internal/linalg`. A
-// kernel multiplies mr rows of A, packed 32 values (a block) at a time, by
-// one 16-row panel of blocks, decoding each k step's 16 weights in a
-// register (Q4_0, (q−8)·d: zero-extend, mask or shift, subtract 8, convert,
-// scale; Q8_0, q·d: sign-extend, convert, scale) and adding a·w to each
-// row's accumulator in k order, as the float32 kernels do: the sums are
+// panels (PackedQ's Int8Activations). Run it with
+// `go generate ./internal/linalg`.
+//
+// A float kernel multiplies mr rows of A, packed 32 values (a block) at a
+// time, by one 16-row panel of blocks, decoding each k step's 16 weights in
+// a register (Q4_0, (q−8)·d: zero-extend, mask or shift, subtract 8,
+// convert, scale; Q8_0, q·d: sign-extend, convert, scale) and adding a·w to
+// each row's accumulator in k order, as the float32 kernels do: the sums are
 // theirs bit for bit. Then it stores the mr×16 tile to C (overwrite,
-// accumulate or add a bias row).
+// accumulate or add a bias row). qa8Kernel says what an int8 one does.
 package main
 
 import (
@@ -187,16 +189,18 @@ func storeRows(w func(string, ...any), h int, add string) {
 	w("\tRET")
 }
 
-// qa8Kernel: per block of 32 k steps a kernel makes the panel's weights unsigned bytes
-// (Q4_0: the stored nibbles, q+8; Q8_0: q xor 0x80, q+128) and regroups them
-// with VPERMD and VPSHUFB from the panel's order (16 columns a k step) into
-// the order VPDPBUSD takes (four k steps a column's dword): eight registers, each
-// four k steps of the 16 columns. Then for each row of the tile it starts
+// qa8Kernel writes an int8-activation kernel. Per block of 32 k steps it
+// makes the panel's weights unsigned bytes (Q4_0: the stored nibbles, q+8;
+// Q8_0: q xor 0x80, q+128) and regroups them with VPERMD and VPSHUFB from
+// the panel's order (16 columns a k step) into the order VPDPBUSD takes
+// (four k steps a column's dword): eight registers, each four k steps of
+// the 16 columns. Then for each row of the tile it starts
 // from the row's correction (−8·Σqa or −128·Σqa, packed with A), adds the
 // 32 products with eight VPDPBUSD, each broadcasting four of the row's
 // signed bytes, converts the exact sum to float32, multiplies it by the
 // columns' scales times the row's scale, and adds that to the row's
 // accumulator: qa8TileGeneric's arithmetic, step for step.
+//
 // Registers: Z0…Z(h−1) accumulate; Z16…Z23 hold a block's weights, Z24 its
 // 16 scales; Z25/Z26 and Z27/Z30 are the rows' sums and scales in turn;
 // Z28 holds qa8perm, Z31 qa8shuf, Z29 the byte mask (Q4_0: 0x0f) or offset

@@ -5,8 +5,8 @@ package linalg
 import "golang.org/x/sys/cpu"
 
 // The int8-activation micro-kernels in qa8kern_amd64.s, written by
-// gen_qkern.go (go generate, with qkern_amd64.s): a tile of 2, 4, … 16 rows of int8 A times one Q4_0 or
-// Q8_0 panel (AVX-512 F, BW and VNNI).
+// gen_qkern.go (go generate, with qkern_amd64.s): a tile of 2, 4, … 16
+// rows of int8 A times one Q4_0 or Q8_0 panel (AVX-512 F, BW and VNNI).
 
 //go:noescape
 func kernQA8Q4AVX512_2x16(kb int, a []byte, b []byte, c []float32, ldc int, bias []float32)

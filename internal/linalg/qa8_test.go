@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -89,32 +90,47 @@ func qa8Reference(f QFormat, q string, a, bias []float32, m, n, k int) (c, bound
 
 // TestQA8Exact holds every int8-activation kernel set to qa8Reference bit
 // for bit, in both formats, at every tile height and panel remainder,
-// serial and split across workers, with and without bias; and the result
-// to the float64 product within the rounding of A.
+// serial and split across workers, with and without bias, A quantised by
+// the assembly (where there is one) and by Go; and the result to the
+// float64 product within the rounding of A.
 func TestQA8Exact(t *testing.T) {
+	quants := []bool{false}
+	if useQA8Quant {
+		quants = append(quants, true)
+	}
 	for _, ks := range qa8Sets() {
-		t.Run(ks.name, func(t *testing.T) {
-			useQA8(t, ks)
-			r := rand.New(rand.NewPCG(71, 72))
-			for _, par := range []bool{false, true} {
-				if par {
-					forceParallel(t)
-				}
-				ms := []int{1, 2, 3, 15, 16, 17}
-				if !raceEnabled {
-					ms = append(ms, 14, 33, 40, 97)
-				}
-				for _, f := range qFormats {
-					for _, m := range ms {
-						for _, n := range edges(16) {
-							for _, k := range []int{32, 64, 384} {
-								qa8Case(t, r, f, m, n, k)
-							}
-						}
+		for _, asm := range quants {
+			t.Run(fmt.Sprintf("%s/asm-quantiser=%v", ks.name, asm), func(t *testing.T) {
+				saved := useQA8Quant
+				useQA8Quant = asm
+				t.Cleanup(func() { useQA8Quant = saved })
+				qa8ExactCases(t, ks)
+			})
+		}
+	}
+}
+
+// qa8ExactCases is TestQA8Exact's cases for kernel set ks.
+func qa8ExactCases(t *testing.T, ks *qa8Kernel) {
+	useQA8(t, ks)
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, par := range []bool{false, true} {
+		if par {
+			forceParallel(t)
+		}
+		ms := []int{1, 2, 3, 15, 16, 17}
+		if !raceEnabled {
+			ms = append(ms, 14, 33, 40, 97)
+		}
+		for _, f := range qFormats {
+			for _, m := range ms {
+				for _, n := range edges(16) {
+					for _, k := range []int{32, 64, 384} {
+						qa8Case(t, r, f, m, n, k)
 					}
 				}
 			}
-		})
+		}
 	}
 }
 

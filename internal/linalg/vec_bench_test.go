@@ -60,3 +60,23 @@ func BenchmarkAddLayerNorm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGELUHeld is a 12-token query's GELU (12×1536 values) while a
+// forward pass holds the workers, at rowMinWorkHeld and at rowMinWork: what
+// splitting it across the spinning workers saves.
+func BenchmarkGELUHeld(b *testing.B) {
+	for _, bound := range []int{rowMinWorkHeld, rowMinWork} {
+		b.Run(fmt.Sprintf("split-from=%d", bound), func(b *testing.B) {
+			saved := rowMinWorkHeld
+			rowMinWorkHeld = bound
+			defer func() { rowMinWorkHeld = saved }()
+			defer Hold()()
+			x := randMat(rand.New(rand.NewPCG(1, 2)), 12*1536)
+			src := append([]float32(nil), x...)
+			for b.Loop() {
+				copy(x, src)
+				GELU(x)
+			}
+		})
+	}
+}
