@@ -4,7 +4,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/engram-memory/engram/internal/linalg"
 )
@@ -19,7 +18,6 @@ import (
 // work is the scratch of one forward pass, reused across calls.
 type work struct {
 	x, qkv, ctx, tmp, inter []float32
-	scores                  [][]float32 // one attention-score matrix per worker
 }
 
 var workPool = sync.Pool{New: func() any { return new(work) }}
@@ -40,10 +38,11 @@ func (w *weights) forward(seqs [][]int32, out [][]float32, workers int) {
 	}
 	c := w.m.Bert
 	h, in := c.Hidden, c.Intermediate
-	rows, longest := 0, 0
-	for _, s := range seqs {
+	rows := 0
+	starts, lens := make([]int, len(seqs)), make([]int, len(seqs))
+	for i, s := range seqs {
+		starts[i], lens[i] = rows, len(s)
 		rows += len(s)
-		longest = max(longest, len(s))
 	}
 	ws := workPool.Get().(*work)
 	defer workPool.Put(ws)
@@ -52,17 +51,6 @@ func (w *weights) forward(seqs [][]int32, out [][]float32, workers int) {
 	ws.ctx = grow(ws.ctx, rows*h)
 	ws.tmp = grow(ws.tmp, rows*h)
 	ws.inter = grow(ws.inter, rows*in)
-	for len(ws.scores) < workers {
-		ws.scores = append(ws.scores, nil)
-	}
-	for i := range ws.scores[:workers] {
-		ws.scores[i] = grow(ws.scores[i], longest*longest)
-	}
-	starts := make([]int, len(seqs))
-	for i, r := 1, 0; i < len(seqs); i++ {
-		r += len(seqs[i-1])
-		starts[i] = r
-	}
 
 	// Embeddings: word + position + token type 0, then LayerNorm.
 	eps := float32(c.LayerNormEps)
@@ -78,7 +66,7 @@ func (w *weights) forward(seqs [][]int32, out [][]float32, workers int) {
 	for li := range w.layers {
 		l := &w.layers[li]
 		l.qkv.MatMulTBias(ws.qkv, ws.x, l.qkvB, rows)
-		w.attention(ws, seqs, starts, workers)
+		linalg.MultiHeadAttention(ws.ctx, ws.qkv, starts, lens, h, c.Heads, workers)
 		l.out.MatMulTBias(ws.tmp, ws.ctx, l.outB, rows)
 		linalg.AddLayerNorm(ws.x, ws.tmp, h, l.ln1G, l.ln1B, eps)
 		l.ffIn.MatMulTBias(ws.inter, ws.x, l.ffInB, rows)
@@ -108,35 +96,6 @@ func (w *weights) forward(seqs [][]int32, out [][]float32, workers int) {
 			normalize(v)
 		}
 	}
-}
-
-// attention fills ws.ctx from ws.qkv: softmax(Q·Kᵀ/√d)·V for every sequence
-// and head, the (sequence, head) pairs shared out to the workers. Each head's
-// Q, K and V are column ranges of the fused projection, used in place.
-func (w *weights) attention(ws *work, seqs [][]int32, starts []int, workers int) {
-	h := w.m.Bert.Hidden
-	heads := w.m.Bert.Heads
-	dh := h / heads
-	ld := 3 * h // the fused projection's row stride
-	scale := float32(1 / math.Sqrt(float64(dh)))
-	tasks := len(seqs) * heads
-	var next atomic.Int64
-	run := func(scores []float32) {
-		for {
-			t := int(next.Add(1) - 1)
-			if t >= tasks {
-				return
-			}
-			si, hd := t/heads, t%heads
-			n := len(seqs[si])
-			at := starts[si]*ld + hd*dh
-			s := scores[:n*n]
-			linalg.MatMulTStrided(s, n, ws.qkv[at:], ld, ws.qkv[at+h:], ld, n, n, dh)
-			linalg.Softmax(s, n, scale)
-			linalg.MatMulStrided(ws.ctx[starts[si]*h+hd*dh:], h, s, n, ws.qkv[at+2*h:], ld, n, dh, n)
-		}
-	}
-	linalg.Parallel(min(workers, tasks), func(slot int) { run(ws.scores[slot]) })
 }
 
 // normalize scales v to unit length (a zero vector stays zero).

@@ -33,11 +33,12 @@ var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 
 // workspace is one goroutine's scratch: the padded last row tile of A, the
 // packed B of a call that did not pre-pack it, a tile for the ragged edges,
-// and the same for low-precision products. Each worker owns one; callers
+// the same for low-precision products, and an attention head's. Each worker owns one; callers
 // take one from a pool.
 type workspace struct {
 	a, b, tile []float32
 	q          []float32 // one decoded block-quantised panel
+	attn       []float32 // one attention head's scratch
 	low        lowWorkspace
 }
 
