@@ -3,6 +3,7 @@ package linalg
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -109,6 +110,9 @@ func FuzzVector(f *testing.F) {
 		same("GELU", run("avx2", GELU), run("generic", GELU), func(g, w float64) bool {
 			return g == w || geluOK(g, w)
 		})
+		if slices.Contains(paths, "avx512") {
+			same("AVX-512 GELU", run("avx512", GELU), run("avx2", GELU), func(g, w float64) bool { return g == w })
+		}
 		c := int(cols)%len(x) + 1
 		for len(x)%c != 0 {
 			c--

@@ -445,3 +445,119 @@ norm_tail:
 	VMASKMOVPS  Y5, Y11, (SI)(AX*4)
 	VZEROUPPER
 	RET
+
+// EXPPS16 is EXPPS over the sixteen lanes of a Z register; k is a mask
+// register, t1–t3 Z registers, all clobbered. Lane by lane the same
+// operations as EXPPS, so the same results.
+#define EXPPS16(v, t1, t2, t3, k) \
+	VBROADCASTSS vconst<>+EXP_MIN(SB), t1; \
+	VCMPPS       $0x15, t1, v, k; \
+	VMAXPS       v, t1, v; \
+	VBROADCASTSS vconst<>+EXP_MAX(SB), t1; \
+	VMINPS       v, t1, v; \
+	VBROADCASTSS vconst<>+LOG2E(SB), t1; \
+	VMULPS       t1, v, t1; \
+	VRNDSCALEPS  $0, t1, t1; \
+	VBROADCASTSS vconst<>+LN2HI(SB), t2; \
+	VFNMADD231PS t2, t1, v; \
+	VBROADCASTSS vconst<>+LN2LO(SB), t2; \
+	VFNMADD231PS t2, t1, v; \
+	VBROADCASTSS vconst<>+EXP_Q0(SB), t2; \
+	VBROADCASTSS vconst<>+EXP_Q1(SB), t3; \
+	VFMADD213PS  t3, v, t2; \
+	VBROADCASTSS vconst<>+EXP_Q2(SB), t3; \
+	VFMADD213PS  t3, v, t2; \
+	VBROADCASTSS vconst<>+EXP_Q3(SB), t3; \
+	VFMADD213PS  t3, v, t2; \
+	VBROADCASTSS vconst<>+EXP_Q4(SB), t3; \
+	VFMADD213PS  t3, v, t2; \
+	VMULPS       v, v, t3; \
+	VFMADD213PS  v, t3, t2; \
+	VBROADCASTSS vconst<>+ONE(SB), t3; \
+	VADDPS       t3, t2, t2; \
+	VCVTPS2DQ    t1, t1; \
+	VPSLLD       $23, t1, t1; \
+	VPADDD       t1, t2, v; \
+	VMOVAPS.Z    v, k, v
+
+// GELU16 is GELU8 over sixteen lanes: Z5 = GELU(Z0); Z1–Z9, K2 and K3 are
+// clobbered. Needs Z15 = ABS_MASK, Z14 = ONE, Z13 = HALF, Z12 = SIGN_BIT,
+// Z11 = 0. The same operations lane by lane as GELU8 (the sign blend a
+// signed compare with zero), so the same results.
+#define GELU16 \
+	VPANDD       Z15, Z0, Z1; \
+	VBROADCASTSS vconst<>+GELU_CLAMP(SB), Z2; \
+	VMINPS       Z1, Z2, Z1; \
+	VBROADCASTSS vconst<>+GELU_P(SB), Z2; \
+	VFMADD213PS  Z14, Z1, Z2; \
+	VDIVPS       Z2, Z14, Z2; \
+	VBROADCASTSS vconst<>+GELU_G0(SB), Z3; \
+	VBROADCASTSS vconst<>+GELU_G1(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VBROADCASTSS vconst<>+GELU_G2(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VBROADCASTSS vconst<>+GELU_G3(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VBROADCASTSS vconst<>+GELU_G4(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VBROADCASTSS vconst<>+GELU_G5(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VBROADCASTSS vconst<>+GELU_G6(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VBROADCASTSS vconst<>+GELU_G7(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VBROADCASTSS vconst<>+GELU_G8(SB), Z4; \
+	VFMADD213PS  Z4, Z2, Z3; \
+	VMULPS       Z1, Z1, Z4; \
+	VMOVAPS      Z4, Z5; \
+	VFMSUB231PS  Z1, Z1, Z5; \
+	VMULPS       Z13, Z4, Z4; \
+	VMULPS       Z13, Z5, Z5; \
+	VPXORD       Z12, Z4, Z4; \
+	EXPPS16(Z4, Z6, Z7, Z8, K3); \
+	VFNMADD231PS Z5, Z4, Z4; \
+	VMULPS       Z2, Z4, Z4; \
+	VMULPS       Z3, Z4, Z4; \
+	VMULPS       Z13, Z4, Z4; \
+	VSUBPS       Z4, Z14, Z5; \
+	VPCMPD       $1, Z11, Z0, K2; \
+	VBLENDMPS    Z4, Z5, K2, Z5; \
+	VMULPS       Z0, Z5, Z5
+
+// func geluAVX512(x []float32)
+// Requires AVX-512 F. geluAVX2 sixteen lanes at a time, the last 1–15
+// through a lane mask: the same result for every value.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS vconst<>+ABS_MASK(SB), Z15
+	VBROADCASTSS vconst<>+ONE(SB), Z14
+	VBROADCASTSS vconst<>+HALF(SB), Z13
+	VBROADCASTSS vconst<>+SIGN_BIT(SB), Z12
+	VPXORD       Z11, Z11, Z11
+	MOVQ         CX, DX
+	SHRQ         $4, DX
+	JZ           tail
+
+loop:
+	VMOVUPS (SI), Z0
+	GELU16
+	VMOVUPS Z5, (SI)
+	ADDQ    $64, SI
+	DECQ    DX
+	JNZ     loop
+
+tail:
+	ANDQ  $15, CX
+	JZ    done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	GELU16
+	VMOVUPS Z5, K1, (SI)
+
+done:
+	VZEROUPPER
+	RET
