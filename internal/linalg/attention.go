@@ -7,15 +7,19 @@ import (
 	"sync/atomic"
 )
 
-// attnFastScratch is the scratch of the AVX-512 head kernel: Kᵀ as 32 rows of
-// 64 keys, then up to 64 rows of probabilities.
-const attnFastScratch = 32*64 + 64*64
+// attnFastScratch is the scratch of the AVX-512 head kernel over n keys:
+// Kᵀ in chunks of 32 rows of 64 keys, then n rows of probabilities, 16 a
+// block.
+func attnFastScratch(n int) int {
+	blocks := (n + 15) / 16
+	return (blocks+3)/4*32*64 + n*blocks*16
+}
 
 // AttentionScratch is how many values of scratch Attention needs for a head
 // of dh values over n tokens.
 func AttentionScratch(n, dh int) int {
 	if attnFast(n, dh) {
-		return attnFastScratch
+		return attnFastScratch(n)
 	}
 	return n * n
 }
@@ -25,9 +29,10 @@ func AttentionScratch(n, dh int) int {
 // and V start every ld values of q, k and v: the column ranges of a fused
 // Q|K|V projection, used in place. scratch holds AttentionScratch(n, dh)
 // values. Where the CPU has AVX-512 and the head is 32 values over at most
-// 64 tokens (a query or a memory), one kernel does the head with its scores
-// in registers; otherwise it is MatMulTStrided, Softmax and MatMulStrided.
-// The two agree to float32 rounding (their sums run in different orders).
+// 256 tokens, one kernel does the head (up to 64 tokens, a query or a
+// memory, with its scores in registers); otherwise it is MatMulTStrided,
+// Softmax and MatMulStrided. The kernel's sums run in their order: the
+// result is the same bit for bit.
 func Attention(out []float32, ldo int, q, k, v []float32, ld, n, dh int, scale float32, scratch []float32) {
 	checkDims("Attention", n, n, dh)
 	checkStrided("Attention", "q", q, n, dh, ld)

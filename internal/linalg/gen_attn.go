@@ -2,17 +2,20 @@
 
 // gen_attn writes attn_amd64.s: one attention head, softmax(s·Q·Kᵀ)·V, for
 // heads of 32 values (MiniLM, bge-small and multilingual-e5-small all have
-// 12 of them over 384) and sequences of up to 64 tokens, in AVX-512 with
-// every intermediate in registers or a few KB of scratch. Run it with
+// 12 of them over 384) and sequences of up to 256 tokens, in AVX-512. Run it with
 // `go generate ./internal/linalg`.
 //
-// Per head: Kᵀ is gathered once into a 32×64 scratch (row d holds value d of
-// every key, zeros past n). Then per query row i: the n scores, 16 a
-// register (1–4 of them, one code path for each count), are Σ_d q_i[d]·Kᵀ[d]
-// in d order; scaled; lanes past n set to −Inf; softmax with the exp of
-// vec_amd64.s (same polynomial and clamps) over 16 lanes; the probabilities
-// are stored to scratch, and the output row is Σ_j p_j·V_j, even and odd j
-// in two accumulator pairs added at the end, V read in place.
+// Per head: Kᵀ is gathered once into scratch, in chunks of 32×64 (row d of
+// a chunk holds value d of 64 keys, zeros past n). Then per query row i the
+// n scores, 16 a register, are Σ_d q_i[d]·Kᵀ[d] in d order; up to 64 keys
+// (1–4 registers, a code path for each count) the row stays in registers
+// through scale, the lanes past n set to −Inf, and a softmax with the exp of
+// vec_amd64.s (same polynomial and clamps); past 64 it goes through its row
+// of P in the three passes of the reference softmax. The probabilities are
+// stored, and P·V is done four rows at a time, V read in place. Every sum
+// runs in the order of the reference path (MatMulTStrided, Softmax,
+// MatMulStrided): each score and output value from zero in key order, the
+// softmax's total eight lanes at a time: the result is theirs bit for bit.
 package main
 
 import (
@@ -34,8 +37,8 @@ func main() {
 	consts(w)
 	w("")
 	w("// func attn32AVX512(n int, q, k, v []float32, ld int, out []float32, ldo int, scale float32, scratch []float32)")
-	w("// Requires AVX-512 F; 1 ≤ n ≤ 64; rows of q, k, v every ld values, of out every ldo,")
-	w("// 32 values each; scratch holds at least attnFastScratch (6,144) values.")
+	w("// Requires AVX-512 F; 1 ≤ n ≤ 256; rows of q, k, v every ld values, of out every ldo,")
+	w("// 32 values each; scratch holds at least attnFastScratch(n) values.")
 	w("TEXT ·attn32AVX512(SB), NOSPLIT, $0-152")
 	w("\tMOVQ n+0(FP), CX")
 	w("\tMOVQ q_base+8(FP), SI")
@@ -95,6 +98,10 @@ func main() {
 	}
 	w("\tADDQ $64, R14")
 	w("\tADDQ $16, BX")
+	w("\tTESTQ $63, BX")
+	w("\tJNZ samechunk")
+	w("\tADDQ $7936, R14 // the next 32×64 chunk")
+	w("samechunk:")
 	w("\tCMPQ BX, CX")
 	w("\tJLT transpose")
 	w("")
@@ -115,17 +122,18 @@ func main() {
 	}
 	w("\tVBROADCASTSS scale+120(FP), Z28")
 	w("\tMOVQ CX, BX // rows left")
-	w("\tLEAQ 8192(R12), R13 // P: row i at i·64·blocks bytes")
 	w("\tMOVQ DX, R14")
 	w("\tSHLQ $6, R14")
+	pbase(w, "R13")
 	for nb := 1; nb <= 4; nb++ {
 		w("\tCMPQ DX, $%d", nb)
 		w("\tJEQ rows%d", nb)
 	}
-	w("\tJMP done")
+	w("\tJMP rowsN")
 	for nb := 1; nb <= 4; nb++ {
 		rows(w, nb)
 	}
+	rowsN(w)
 	pv(w)
 	w("done:")
 	w("\tVZEROUPPER")
@@ -255,7 +263,7 @@ func rows(w func(string, ...any), nb int) {
 // float32 kernel adds.
 func pv(w func(string, ...any)) {
 	w("pv:")
-	w("\tLEAQ 8192(R12), SI // P's first row")
+	pbase(w, "SI")
 	w("\tLEAQ (R14)(R14*2), R13")
 	w("\tMOVQ CX, BX")
 	w("\tSUBQ $4, BX")
@@ -310,6 +318,113 @@ func pv(w func(string, ...any)) {
 	w("\tADDQ R14, SI")
 	w("\tDECQ BX")
 	w("\tJNZ pvrow")
+}
+
+// pbase sets reg to P's first row: after Kᵀ's chunks, one of 32×64
+// values for every four blocks of keys (R14 holds 64 bytes a block).
+func pbase(w func(string, ...any), reg string) {
+	w("\tMOVQ R14, AX")
+	w("\tADDQ $255, AX")
+	w("\tSHRQ $8, AX // chunks of four blocks")
+	w("\tSHLQ $13, AX")
+	w("\tLEAQ (R12)(AX*1), %s // P: row i at i·64·blocks bytes", reg)
+}
+
+// rowsN writes the score and softmax loop for 5–16 blocks of keys, in three
+// passes over the row of P as the reference's softmax makes: the scores
+// (four blocks at a time while more than four are left, then one at a
+// time, the last one masked) with the running maximum of scale·score in
+// Z8; their exps, summed eight lanes at a time in key order; the scaling.
+func rowsN(w func(string, ...any)) {
+	w("rowsN:")
+	w("\tVMOVAPS Z27, Z8")
+	w("\tMOVQ R12, AX")
+	w("\tMOVQ R13, DX")
+	w("\tMOVQ R14, DI")
+	w("\tSHRQ $6, DI // blocks left")
+	w("scoresfour:")
+	w("\tCMPQ DI, $4")
+	w("\tJLE scoresone")
+	for b := 0; b < 4; b++ {
+		w("\tVPXORD Z%d, Z%d, Z%d", b, b, b)
+	}
+	for d := 0; d < 32; d++ {
+		z := 12 + d%2
+		w("\tVBROADCASTSS %d(SI), Z%d", 4*d, z)
+		for b := 0; b < 4; b++ {
+			w("\tVFMADD231PS %d(AX), Z%d, Z%d", 256*d+64*b, z, b)
+		}
+	}
+	for b := 0; b < 4; b++ {
+		w("\tVMOVUPS Z%d, %d(DX)", b, 64*b)
+		w("\tVMULPS Z28, Z%d, Z%d", b, 4+b)
+		w("\tVMAXPS Z%d, Z8, Z8", 4+b)
+	}
+	w("\tADDQ $8192, AX")
+	w("\tADDQ $256, DX")
+	w("\tSUBQ $4, DI")
+	w("\tJMP scoresfour")
+	w("scoresone:")
+	w("\tVPXORD Z0, Z0, Z0")
+	for d := 0; d < 32; d++ {
+		z := 12 + d%2
+		w("\tVBROADCASTSS %d(SI), Z%d", 4*d, z)
+		w("\tVFMADD231PS %d(AX), Z%d, Z0", 256*d, z)
+	}
+	w("\tVMOVUPS Z0, (DX)")
+	w("\tVMULPS Z28, Z0, Z4")
+	w("\tCMPQ DI, $1")
+	w("\tJNE scoresmax")
+	w("\tVBLENDMPS Z4, Z27, K1, Z4")
+	w("scoresmax:")
+	w("\tVMAXPS Z4, Z8, Z8")
+	w("\tADDQ $64, AX")
+	w("\tADDQ $64, DX")
+	w("\tDECQ DI")
+	w("\tJNZ scoresone")
+	hreduce(w, "VMAXPS", 8, 9)
+	// e^(scale·score − max), the last block's lanes past n 0, and the sum.
+	w("\tVXORPS Y9, Y9, Y9")
+	w("\tMOVQ R13, DX")
+	w("\tMOVQ R14, DI")
+	w("\tSHRQ $6, DI")
+	w("expsN:")
+	w("\tVMOVUPS (DX), Z0")
+	w("\tVFMSUB213PS Z8, Z28, Z0")
+	exp(w, 0)
+	w("\tCMPQ DI, $1")
+	w("\tJNE expsum")
+	w("\tVMOVAPS.Z Z0, K1, Z0")
+	w("expsum:")
+	w("\tVMOVUPS Z0, (DX)")
+	w("\tVADDPS Y0, Y9, Y9")
+	w("\tVEXTRACTF64X4 $1, Z0, Y10")
+	w("\tVADDPS Y10, Y9, Y9")
+	w("\tADDQ $64, DX")
+	w("\tDECQ DI")
+	w("\tJNZ expsN")
+	w("\tVEXTRACTF128 $1, Y9, X10")
+	w("\tVADDPS X10, X9, X9")
+	w("\tVPERMILPS $0x4e, X9, X10")
+	w("\tVADDPS X10, X9, X9")
+	w("\tVPERMILPS $0xb1, X9, X10")
+	w("\tVADDPS X10, X9, X9")
+	w("\tVBROADCASTSS X9, Z9")
+	w("\tVDIVPS Z9, Z26, Z9")
+	w("\tMOVQ R13, DX")
+	w("\tMOVQ R14, DI")
+	w("\tSHRQ $6, DI")
+	w("scaleN:")
+	w("\tVMULPS (DX), Z9, Z0")
+	w("\tVMOVUPS Z0, (DX)")
+	w("\tADDQ $64, DX")
+	w("\tDECQ DI")
+	w("\tJNZ scaleN")
+	w("\tADDQ R9, SI")
+	w("\tADDQ R14, R13")
+	w("\tDECQ BX")
+	w("\tJNZ rowsN")
+	w("\tJMP pv")
 }
 
 // hreduce reduces the 16 lanes of Z(z) with op into every lane of it; Z(t)
