@@ -53,7 +53,6 @@ TEXT ·attn32AVX512(SB), NOSPLIT, $0-152
 	MOVQ ldo+112(FP), R11
 	MOVQ scratch_base+128(FP), R12
 
-	// Kᵀ: for each block of 16 keys, value d of each into row d of the scratch.
 	VPBROADCASTD CX, Z20 // n
 	VPBROADCASTD R9, Z22 // ld
 	VMOVDQU32 attnlane<>(SB), Z21
@@ -86,6 +85,7 @@ prefetch:
 	DECQ R14
 	JNZ prefetch
 
+	// Kᵀ: for each block of 16 keys, value d of each into row d of its chunk.
 	XORQ BX, BX // the block's first key
 	MOVQ R12, R14
 transpose:

@@ -2,8 +2,8 @@
 
 // gen_attn writes attn_amd64.s: one attention head, softmax(s·Q·Kᵀ)·V, for
 // heads of 32 values (MiniLM, bge-small and multilingual-e5-small all have
-// 12 of them over 384) and sequences of up to 256 tokens, in AVX-512. Run it with
-// `go generate ./internal/linalg`.
+// 12 of them over 384) and sequences of up to 256 tokens, in AVX-512. Run
+// it with `go generate ./internal/linalg`.
 //
 // Per head: Kᵀ is gathered once into scratch, in chunks of 32×64 (row d of
 // a chunk holds value d of 64 keys, zeros past n). Then per query row i the
@@ -49,7 +49,6 @@ func main() {
 	w("\tMOVQ ldo+112(FP), R11")
 	w("\tMOVQ scratch_base+128(FP), R12")
 	w("")
-	w("\t// Kᵀ: for each block of 16 keys, value d of each into row d of the scratch.")
 	w("\tVPBROADCASTD CX, Z20 // n")
 	w("\tVPBROADCASTD R9, Z22 // ld")
 	w("\tVMOVDQU32 attnlane<>(SB), Z21")
@@ -82,6 +81,7 @@ func main() {
 	w("\tDECQ R14")
 	w("\tJNZ prefetch")
 	w("")
+	w("\t// Kᵀ: for each block of 16 keys, value d of each into row d of its chunk.")
 	w("\tXORQ BX, BX // the block's first key")
 	w("\tMOVQ R12, R14")
 	w("transpose:")
