@@ -10,7 +10,7 @@
 // n scores, 16 a register, are Σ_d q_i[d]·Kᵀ[d] in d order; up to 64 keys
 // (1–4 registers, a code path for each count) the row stays in registers
 // through scale, the lanes past n set to −Inf, and a softmax with the exp of
-// vec_amd64.s (same polynomial and clamps); past 64 it goes through its row
+// vec_amd64.s (vconst_amd64.h's EXPPS16); past 64 it goes through its row
 // of P in the three passes of the reference softmax. The probabilities are
 // stored, and P·V is done four rows at a time, V read in place. Every sum
 // runs in the order of the reference path (MatMulTStrided, Softmax,
@@ -33,8 +33,9 @@ func main() {
 	w("//go:build amd64 && !purego")
 	w("")
 	w(`#include "textflag.h"`)
+	w(`#include "vconst_amd64.h"`)
 	w("")
-	consts(w)
+	lanes(w)
 	w("")
 	w("// func attn32AVX512(n int, q, k, v []float32, ld int, out []float32, ldo int, scale float32, scratch []float32)")
 	w("// Requires AVX-512 F; 1 ≤ n ≤ 256; rows of q, k, v every ld values, of out every ldo,")
@@ -117,9 +118,8 @@ func main() {
 	w("\tMOVQ BX, DX")
 	w("\tSHRQ $4, DX // blocks")
 	w("")
-	for i, c := range []string{"MIN", "MAX", "LOG2E", "LN2HI", "LN2LO", "Q0", "Q1", "Q2", "Q3", "Q4", "ONE", "NEGINF"} {
-		w("\tVBROADCASTSS attnconst<>+%s(SB), Z%d", c, 16+i)
-	}
+	w("\tEXPCONSTS16")
+	w("\tVBROADCASTSS vconst<>+NEG_INF(SB), Z27")
 	w("\tVBROADCASTSS scale+120(FP), Z28")
 	w("\tMOVQ CX, BX // rows left")
 	w("\tMOVQ DX, R14")
@@ -143,63 +143,17 @@ func main() {
 	}
 }
 
-// consts writes the exp constants (vec_amd64.s's, printed by
-// testdata/fit_gelu.py) and the lane numbers.
-func consts(w func(string, ...any)) {
-	vals := []struct {
-		name string
-		bits uint32
-		doc  string
-	}{
-		{"MIN", 0xc2ae0000, "-87.0, e^-87 is still a normal float32"},
-		{"MAX", 0x42b00000, "88.0, e^88 is still finite"},
-		{"LOG2E", 0x3fb8aa3b, "log2(e)"},
-		{"LN2HI", 0x3f318000, "ln 2, high part"},
-		{"LN2LO", 0xb95e8083, "ln 2 - LN2HI"},
-		{"Q0", 0x3ab511ad, "q, r^4"},
-		{"Q1", 0x3c091cc7, "q, r^3"},
-		{"Q2", 0x3d2aac78, "q, r^2"},
-		{"Q3", 0x3e2aaa49, "q, r^1"},
-		{"Q4", 0x3efffffe, "q, r^0"},
-		{"ONE", 0x3f800000, "1.0"},
-		{"NEGINF", 0xff800000, "-Inf"},
-	}
-	for i, v := range vals {
-		w("#define %s %d", v.name, 4*i)
-	}
-	for i, v := range vals {
-		w("DATA attnconst<>+%d(SB)/4, $0x%08x // %s: %s", 4*i, v.bits, v.name, v.doc)
-	}
-	w("GLOBL attnconst<>(SB), RODATA|NOPTR, $%d", 4*len(vals))
-	w("")
+// lanes writes the lane numbers 0…15.
+func lanes(w func(string, ...any)) {
 	for i := 0; i < 16; i += 2 {
 		w("DATA attnlane<>+%d(SB)/8, $0x%08x%08x", 4*i, i+1, i)
 	}
 	w("GLOBL attnlane<>(SB), RODATA|NOPTR, $64")
 }
 
-// exp sets Z(v) to e^Z(v) lane by lane, as EXPPS in vec_amd64.s: Z10–Z12
-// and K4 are clobbered; the constants are in Z16–Z26.
-func exp(w func(string, ...any), v int) {
-	w("\tVCMPPS $0x15, Z16, Z%d, K4", v)
-	w("\tVMAXPS Z%d, Z16, Z%d", v, v)
-	w("\tVMINPS Z%d, Z17, Z%d", v, v)
-	w("\tVMULPS Z18, Z%d, Z10", v)
-	w("\tVRNDSCALEPS $0, Z10, Z10")
-	w("\tVFNMADD231PS Z19, Z10, Z%d", v)
-	w("\tVFNMADD231PS Z20, Z10, Z%d", v)
-	w("\tVMOVAPS Z21, Z11")
-	for c := 22; c <= 25; c++ {
-		w("\tVFMADD213PS Z%d, Z%d, Z11", c, v)
-	}
-	w("\tVMULPS Z%d, Z%d, Z12", v, v)
-	w("\tVFMADD213PS Z%d, Z12, Z11", v)
-	w("\tVADDPS Z26, Z11, Z11")
-	w("\tVCVTPS2DQ Z10, Z10")
-	w("\tVPSLLD $23, Z10, Z10")
-	w("\tVPADDD Z10, Z11, Z%d", v)
-	w("\tVMOVAPS.Z Z%d, K4, Z%d", v, v)
-}
+// exp sets Z(v) to e^Z(v) lane by lane with vconst_amd64.h's EXPPS16 (the
+// exp of vec_amd64.s): Z10–Z12 and K4 are clobbered.
+func exp(w func(string, ...any), v int) { w("\tEXPPS16(Z%d, Z10, Z11, Z12, K4)", v) }
 
 // rows writes the score and softmax loop for nb blocks of scores
 // (Z0…Z(nb-1)), each row's probabilities stored at R13 (row stride R14).

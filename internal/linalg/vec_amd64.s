@@ -4,62 +4,10 @@
 
 // Vector kernels: erf-GELU and row softmax, eight floats at a time with a
 // masked load and store for the last 1–7, so no length is ever over-read.
-// The constant table below is printed by testdata/fit_gelu.py, which also
-// explains the polynomials.
+// The constant table is vconst_amd64.h's, printed by testdata/fit_gelu.py,
+// which also explains the polynomials.
 
-#define GELU_P 0
-#define GELU_G0 4
-#define GELU_G1 8
-#define GELU_G2 12
-#define GELU_G3 16
-#define GELU_G4 20
-#define GELU_G5 24
-#define GELU_G6 28
-#define GELU_G7 32
-#define GELU_G8 36
-#define EXP_MIN 40
-#define EXP_MAX 44
-#define LOG2E 48
-#define LN2HI 52
-#define LN2LO 56
-#define EXP_Q0 60
-#define EXP_Q1 64
-#define EXP_Q2 68
-#define EXP_Q3 72
-#define EXP_Q4 76
-#define ONE 80
-#define HALF 84
-#define GELU_CLAMP 88
-#define ABS_MASK 92
-#define SIGN_BIT 96
-#define NEG_INF 100
-DATA vconst<>+0(SB)/4, $0x3e593924 // GELU_P = 0.2121320366859436, 0.3/√2: t = 1/(1 + GELU_P·|x|)
-DATA vconst<>+4(SB)/4, $0xbe04a425 // GELU_G0 = -0.12953241169452667, g, t^8
-DATA vconst<>+8(SB)/4, $0x3ef8a19c // GELU_G1 = 0.48560798168182373, g, t^7
-DATA vconst<>+12(SB)/4, $0xbf032a84 // GELU_G2 = -0.5123674869537354, g, t^6
-DATA vconst<>+16(SB)/4, $0x3f0c3dd8 // GELU_G3 = 0.547818660736084, g, t^5
-DATA vconst<>+20(SB)/4, $0xbdc1faa3 // GELU_G4 = -0.09471633285284042, g, t^4
-DATA vconst<>+24(SB)/4, $0x3e5c1c9c // GELU_G5 = 0.21495288610458374, g, t^3
-DATA vconst<>+28(SB)/4, $0x3e17e480 // GELU_G6 = 0.1483325958251953, g, t^2
-DATA vconst<>+32(SB)/4, $0x3e2ed034 // GELU_G7 = 0.17071610689163208, g, t^1
-DATA vconst<>+36(SB)/4, $0x3e2d3f9c // GELU_G8 = 0.16918796300888062, g, t^0
-DATA vconst<>+40(SB)/4, $0xc2ae0000 // EXP_MIN = -87.0, e^-87 is still a normal float32
-DATA vconst<>+44(SB)/4, $0x42b00000 // EXP_MAX = 88.0, e^88 is still finite
-DATA vconst<>+48(SB)/4, $0x3fb8aa3b // LOG2E = 1.4426950216293335, log2(e)
-DATA vconst<>+52(SB)/4, $0x3f318000 // LN2HI = 0.693359375, ln 2, high part
-DATA vconst<>+56(SB)/4, $0xb95e8083 // LN2LO = -0.00021219444170128554, ln 2 - LN2HI
-DATA vconst<>+60(SB)/4, $0x3ab511ad // EXP_Q0 = 0.0013814471894875169, q, r^4
-DATA vconst<>+64(SB)/4, $0x3c091cc7 // EXP_Q1 = 0.008368677459657192, q, r^3
-DATA vconst<>+68(SB)/4, $0x3d2aac78 // EXP_Q2 = 0.04166838526725769, q, r^2
-DATA vconst<>+72(SB)/4, $0x3e2aaa49 // EXP_Q3 = 0.1666652113199234, q, r^1
-DATA vconst<>+76(SB)/4, $0x3efffffe // EXP_Q4 = 0.4999999403953552, q, r^0
-DATA vconst<>+80(SB)/4, $0x3f800000 // ONE = 1.0
-DATA vconst<>+84(SB)/4, $0x3f000000 // HALF = 0.5
-DATA vconst<>+88(SB)/4, $0x41a00000 // GELU_CLAMP = 20.0, |x| past which Phi is 0 or 1 in float32
-DATA vconst<>+92(SB)/4, $0x7fffffff // ABS_MASK, clears the sign bit
-DATA vconst<>+96(SB)/4, $0x80000000 // SIGN_BIT, the sign bit
-DATA vconst<>+100(SB)/4, $0xff800000 // NEG_INF, -Inf
-GLOBL vconst<>(SB), RODATA|NOPTR, $104
+#include "vconst_amd64.h"
 
 // vmask<>+4·(8−r) holds eight int32 lane masks, the first r of them set.
 DATA vmask<>+0(SB)/8, $0xffffffffffffffff
@@ -446,43 +394,10 @@ norm_tail:
 	VZEROUPPER
 	RET
 
-// EXPPS16 is EXPPS over the sixteen lanes of a Z register; k is a mask
-// register, t1–t3 Z registers, all clobbered. Lane by lane the same
-// operations as EXPPS, so the same results.
-#define EXPPS16(v, t1, t2, t3, k) \
-	VBROADCASTSS vconst<>+EXP_MIN(SB), t1; \
-	VCMPPS       $0x15, t1, v, k; \
-	VMAXPS       v, t1, v; \
-	VBROADCASTSS vconst<>+EXP_MAX(SB), t1; \
-	VMINPS       v, t1, v; \
-	VBROADCASTSS vconst<>+LOG2E(SB), t1; \
-	VMULPS       t1, v, t1; \
-	VRNDSCALEPS  $0, t1, t1; \
-	VBROADCASTSS vconst<>+LN2HI(SB), t2; \
-	VFNMADD231PS t2, t1, v; \
-	VBROADCASTSS vconst<>+LN2LO(SB), t2; \
-	VFNMADD231PS t2, t1, v; \
-	VBROADCASTSS vconst<>+EXP_Q0(SB), t2; \
-	VBROADCASTSS vconst<>+EXP_Q1(SB), t3; \
-	VFMADD213PS  t3, v, t2; \
-	VBROADCASTSS vconst<>+EXP_Q2(SB), t3; \
-	VFMADD213PS  t3, v, t2; \
-	VBROADCASTSS vconst<>+EXP_Q3(SB), t3; \
-	VFMADD213PS  t3, v, t2; \
-	VBROADCASTSS vconst<>+EXP_Q4(SB), t3; \
-	VFMADD213PS  t3, v, t2; \
-	VMULPS       v, v, t3; \
-	VFMADD213PS  v, t3, t2; \
-	VBROADCASTSS vconst<>+ONE(SB), t3; \
-	VADDPS       t3, t2, t2; \
-	VCVTPS2DQ    t1, t1; \
-	VPSLLD       $23, t1, t1; \
-	VPADDD       t1, t2, v; \
-	VMOVAPS.Z    v, k, v
-
 // GELU16 is GELU8 over sixteen lanes: Z5 = GELU(Z0); Z1–Z9, K2 and K3 are
 // clobbered. Needs Z15 = ABS_MASK, Z14 = ONE, Z13 = HALF, Z12 = SIGN_BIT,
-// Z11 = 0. The same operations lane by lane as GELU8 (the sign blend a
+// Z11 = 0 and EXPCONSTS16's Z16–Z26. The same operations lane by lane as
+// GELU8 (the sign blend a
 // signed compare with zero), so the same results.
 #define GELU16 \
 	VPANDD       Z15, Z0, Z1; \
@@ -535,6 +450,7 @@ TEXT ·geluAVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS vconst<>+HALF(SB), Z13
 	VBROADCASTSS vconst<>+SIGN_BIT(SB), Z12
 	VPXORD       Z11, Z11, Z11
+	EXPCONSTS16
 	MOVQ         CX, DX
 	SHRQ         $4, DX
 	JZ           tail

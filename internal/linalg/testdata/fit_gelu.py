@@ -1,10 +1,10 @@
-"""Fits the polynomials of the AVX2 erf-GELU and exp in vec_amd64.s.
+"""Fits the polynomials of the erf-GELU and exp of vec_amd64.s and attn_amd64.s.
 
 Run with numpy and scipy (the repo's conversion venv has both):
 
     python internal/linalg/testdata/fit_gelu.py
 
-It prints the DATA lines of vec_amd64.s's constant table. The method:
+It prints vconst_amd64.h's constant table (its #defines and DATA lines). The method:
 
   GELU(x) = x·Φ(x) and Φ(x) = ½·erfc(−x/√2), so with z = |x|/√2,
   Φ = ½·erfc(z) for x < 0 and 1 − ½·erfc(z) otherwise. Computing erfc (not
