@@ -33,8 +33,8 @@ var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 
 // workspace is one goroutine's scratch: the padded last row tile of A, the
 // packed B of a call that did not pre-pack it, a tile for the ragged edges,
-// the same for low-precision products, and an attention head's. Each worker owns one; callers
-// take one from a pool.
+// the same for low-precision products, and an attention head's. Each
+// worker owns one; callers take one from a pool.
 type workspace struct {
 	a, b, tile []float32
 	q          []float32 // one decoded block-quantised panel

@@ -159,16 +159,7 @@ func exp(w func(string, ...any), v int) { w("\tEXPPS16(Z%d, Z10, Z11, Z12, K4)",
 // (Z0…Z(nb-1)), each row's probabilities stored at R13 (row stride R14).
 func rows(w func(string, ...any), nb int) {
 	w("rows%d:", nb)
-	for b := 0; b < nb; b++ {
-		w("\tVPXORD Z%d, Z%d, Z%d", b, b, b)
-	}
-	for d := 0; d < 32; d++ {
-		z := 8 + d%2
-		w("\tVBROADCASTSS %d(SI), Z%d", 4*d, z)
-		for b := 0; b < nb; b++ {
-			w("\tVFMADD231PS %d(R12), Z%d, Z%d", 256*d+64*b, z, b)
-		}
-	}
+	scores(w, nb, "R12")
 	// The maximum of scale·score over the row's keys, in every lane of Z8.
 	for b := 0; b < nb; b++ {
 		w("\tVMULPS Z28, Z%d, Z%d", b, 4+b)
@@ -189,18 +180,9 @@ func rows(w func(string, ...any), nb int) {
 	// Their sum, eight lanes at a time in key order as the reference adds.
 	w("\tVXORPS Y9, Y9, Y9")
 	for b := 0; b < nb; b++ {
-		w("\tVADDPS Y%d, Y9, Y9", b)
-		w("\tVEXTRACTF64X4 $1, Z%d, Y10", b)
-		w("\tVADDPS Y10, Y9, Y9")
+		addEight(w, b)
 	}
-	w("\tVEXTRACTF128 $1, Y9, X10")
-	w("\tVADDPS X10, X9, X9")
-	w("\tVPERMILPS $0x4e, X9, X10")
-	w("\tVADDPS X10, X9, X9")
-	w("\tVPERMILPS $0xb1, X9, X10")
-	w("\tVADDPS X10, X9, X9")
-	w("\tVBROADCASTSS X9, Z9")
-	w("\tVDIVPS Z9, Z26, Z9")
+	inverse(w)
 	for b := 0; b < nb; b++ {
 		w("\tVMULPS Z9, Z%d, Z%d", b, b)
 		w("\tVMOVUPS Z%d, %d(R13)", b, 64*b)
@@ -274,6 +256,43 @@ func pv(w func(string, ...any)) {
 	w("\tJNZ pvrow")
 }
 
+// scores sets Z0…Z(nb−1) to a row's raw scores against nb blocks of keys:
+// Σ_d q[d]·Kᵀ[d], q at SI, the blocks' Kᵀ rows at kt (256 bytes a row, 64
+// a block), each lane's sum from zero in d order.
+func scores(w func(string, ...any), nb int, kt string) {
+	for b := 0; b < nb; b++ {
+		w("\tVPXORD Z%d, Z%d, Z%d", b, b, b)
+	}
+	for d := 0; d < 32; d++ {
+		z := 12 + d%2
+		w("\tVBROADCASTSS %d(SI), Z%d", 4*d, z)
+		for b := 0; b < nb; b++ {
+			w("\tVFMADD231PS %d(%s), Z%d, Z%d", 256*d+64*b, kt, z, b)
+		}
+	}
+}
+
+// addEight adds Z(b)'s sixteen lanes to Y9 eight at a time, low half first:
+// the order the reference softmax sums a row in.
+func addEight(w func(string, ...any), b int) {
+	w("\tVADDPS Y%d, Y9, Y9", b)
+	w("\tVEXTRACTF64X4 $1, Z%d, Y10", b)
+	w("\tVADDPS Y10, Y9, Y9")
+}
+
+// inverse sets every lane of Z9 to 1 over the sum of Y9's eight lanes,
+// added in the reference's pairs (vec_amd64.s's HADDPS).
+func inverse(w func(string, ...any)) {
+	w("\tVEXTRACTF128 $1, Y9, X10")
+	w("\tVADDPS X10, X9, X9")
+	w("\tVPERMILPS $0x4e, X9, X10")
+	w("\tVADDPS X10, X9, X9")
+	w("\tVPERMILPS $0xb1, X9, X10")
+	w("\tVADDPS X10, X9, X9")
+	w("\tVBROADCASTSS X9, Z9")
+	w("\tVDIVPS Z9, Z26, Z9")
+}
+
 // pbase sets reg to P's first row: after Kᵀ's chunks, one of 32×64
 // values for every four blocks of keys (R14 holds 64 bytes a block).
 func pbase(w func(string, ...any), reg string) {
@@ -299,16 +318,7 @@ func rowsN(w func(string, ...any)) {
 	w("scoresfour:")
 	w("\tCMPQ DI, $4")
 	w("\tJLE scoresone")
-	for b := 0; b < 4; b++ {
-		w("\tVPXORD Z%d, Z%d, Z%d", b, b, b)
-	}
-	for d := 0; d < 32; d++ {
-		z := 12 + d%2
-		w("\tVBROADCASTSS %d(SI), Z%d", 4*d, z)
-		for b := 0; b < 4; b++ {
-			w("\tVFMADD231PS %d(AX), Z%d, Z%d", 256*d+64*b, z, b)
-		}
-	}
+	scores(w, 4, "AX")
 	for b := 0; b < 4; b++ {
 		w("\tVMOVUPS Z%d, %d(DX)", b, 64*b)
 		w("\tVMULPS Z28, Z%d, Z%d", b, 4+b)
@@ -319,12 +329,7 @@ func rowsN(w func(string, ...any)) {
 	w("\tSUBQ $4, DI")
 	w("\tJMP scoresfour")
 	w("scoresone:")
-	w("\tVPXORD Z0, Z0, Z0")
-	for d := 0; d < 32; d++ {
-		z := 12 + d%2
-		w("\tVBROADCASTSS %d(SI), Z%d", 4*d, z)
-		w("\tVFMADD231PS %d(AX), Z%d, Z0", 256*d, z)
-	}
+	scores(w, 1, "AX")
 	w("\tVMOVUPS Z0, (DX)")
 	w("\tVMULPS Z28, Z0, Z4")
 	w("\tCMPQ DI, $1")
@@ -351,20 +356,11 @@ func rowsN(w func(string, ...any)) {
 	w("\tVMOVAPS.Z Z0, K1, Z0")
 	w("expsum:")
 	w("\tVMOVUPS Z0, (DX)")
-	w("\tVADDPS Y0, Y9, Y9")
-	w("\tVEXTRACTF64X4 $1, Z0, Y10")
-	w("\tVADDPS Y10, Y9, Y9")
+	addEight(w, 0)
 	w("\tADDQ $64, DX")
 	w("\tDECQ DI")
 	w("\tJNZ expsN")
-	w("\tVEXTRACTF128 $1, Y9, X10")
-	w("\tVADDPS X10, X9, X9")
-	w("\tVPERMILPS $0x4e, X9, X10")
-	w("\tVADDPS X10, X9, X9")
-	w("\tVPERMILPS $0xb1, X9, X10")
-	w("\tVADDPS X10, X9, X9")
-	w("\tVBROADCASTSS X9, Z9")
-	w("\tVDIVPS Z9, Z26, Z9")
+	inverse(w)
 	w("\tMOVQ R13, DX")
 	w("\tMOVQ R14, DI")
 	w("\tSHRQ $6, DI")
