@@ -34,8 +34,10 @@ func (m *inProcess) Embed(_ context.Context, texts []string) ([][]float32, error
 // latinModel is an in-process model that reads the Latin script only.
 type latinModel struct {
 	*inProcess
-	embed.Scripts
+	scripts embed.Scripts
 }
+
+func (m latinModel) Scripts() embed.Scripts { return m.scripts }
 
 // TestPrefetchWhen: a query is prefetched only before the index is loaded,
 // with an in-process model, and when the search will embed its text.
@@ -123,7 +125,7 @@ func TestPrefetched(t *testing.T) {
 		t.Error("prefetched hides that the model is in-process")
 	}
 	reader := &prefetched{Embedder: latinModel{m, embed.Latin}}
-	if reader.Unread("钥匙在哪里") == "" || reader.Unread("the key") != "" {
+	if reader.Scripts().Unread("钥匙在哪里") == "" || reader.Scripts().Unread("the key") != "" {
 		t.Error("prefetched hides which scripts the model reads")
 	}
 }

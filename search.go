@@ -118,9 +118,9 @@ type prefetched struct {
 // InProcess is the wrapped embedder's (embed.InProcess).
 func (p *prefetched) InProcess() bool { return embed.IsInProcess(p.Embedder) }
 
-// Unread is the wrapped embedder's (embed.Reader): the search decides what
+// Scripts are the wrapped embedder's (embed.Reader): the search decides what
 // the model reads as it would without the prefetch.
-func (p *prefetched) Unread(text string) string { return embed.Unread(p.Embedder, text) }
+func (p *prefetched) Scripts() embed.Scripts { return embed.ScriptsOf(p.Embedder) }
 
 func (p *prefetched) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 1 && texts[0] == p.text {

@@ -105,8 +105,9 @@ func BenchmarkOpenAIEmbed(b *testing.B) {
 }
 
 // BenchmarkScriptsUnread times Latin.Unread on a 1.5 KB English abstract
-// (the vector leg's hits on SciFact: it runs on each), the same with two
-// accented letters first, and Chinese text, against the loop it replaced:
+// (the vector leg's hits on SciFact), the same with two accented letters
+// first, and Chinese text, against the loop it replaced; and Latin.Share,
+// which the vector leg runs on each hit (it counts every letter):
 //
 //	go test -run '^$' -bench ScriptsUnread ./embed
 func BenchmarkScriptsUnread(b *testing.B) {
@@ -124,6 +125,12 @@ func BenchmarkScriptsUnread(b *testing.B) {
 			b.SetBytes(int64(len(c.text)))
 			for range b.N {
 				unreadReference(Latin, c.text)
+			}
+		})
+		b.Run(c.name+"/share", func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			for range b.N {
+				Latin.Share(c.text)
 			}
 		})
 	}

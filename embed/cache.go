@@ -60,12 +60,12 @@ func (c *cached) Warm(ctx context.Context) error {
 	return nil
 }
 
-// Unread is the wrapped embedder's (Reader).
-func (c *cached) Unread(text string) string {
+// Scripts are the wrapped embedder's (Reader).
+func (c *cached) Scripts() Scripts {
 	if c.e == nil {
-		return ""
+		return nil
 	}
-	return Unread(c.e, text)
+	return ScriptsOf(c.e)
 }
 
 // EmbedQuery embeds queries: by the wrapped embedder's EmbedQuery, past the

@@ -11,25 +11,43 @@ import (
 // systems: an English model reads the Latin script, and its vector of a
 // Chinese text says nothing about the text's meaning (any two such texts
 // score alike). The recall pipeline skips the vector leg for a query the
-// model does not read and leaves the vectors of memories it does not read
-// out of the leg.
+// model does not read, leaves the vectors of memories it does not read out
+// of the leg, and counts a cosine towards relevance in proportion to the
+// share of each text the model reads (Share).
 type Reader interface {
-	// Unread names the script of text the model does not read ("Han"),
-	// or is "" when the model reads it.
-	Unread(text string) string
+	// Scripts are the scripts the model reads; nil: every script.
+	Scripts() Scripts
+}
+
+// ScriptsOf is what e's model reads: its Scripts, or nil (every script) for
+// an embedder that does not say (a served model is taken to read every
+// language).
+func ScriptsOf(e Embedder) Scripts {
+	if r, ok := e.(Reader); ok {
+		return r.Scripts()
+	}
+	return nil
 }
 
 // Unread is what e's model does not read of text ("" when it reads it, and
-// for every embedder that does not say: a served model is taken to read
-// every language).
+// for every embedder that does not say which scripts it reads).
 func Unread(e Embedder, text string) string {
-	if r, ok := e.(Reader); ok {
-		return r.Unread(text)
+	if s := ScriptsOf(e); s != nil {
+		return s.Unread(text)
 	}
 	return ""
 }
 
-// Scripts is a Reader over a set of Unicode scripts. A text is read when
+// Share is the share of text's letters e's model reads (Scripts.Share; 1
+// for an embedder that does not say which scripts it reads).
+func Share(e Embedder, text string) float64 {
+	if s := ScriptsOf(e); s != nil {
+		return s.Share(text)
+	}
+	return 1
+}
+
+// Scripts is a set of Unicode scripts a model reads. A text is read when
 // its letters in those scripts are at least as many as its letters in
 // others, a character of a script written without spaces between words
 // (Han, Hiragana, Katakana, Hangul, Thai, ...) counting as two letters: an
@@ -116,6 +134,52 @@ func (s Scripts) Unread(text string) string {
 		return ""
 	}
 	return mostUnread(&counts)
+}
+
+// Share is the share of text's letters, weighed as Unread weighs them, in
+// scripts s reads: 1 for a text with no letter. A text is read (Unread is
+// "") exactly when its share is at least one half. A cosine between two
+// texts says as much about their meaning as the model read of them: an
+// English model reads the Latin words of a Chinese sentence that names a
+// tool, and two such sentences score high for their Chinese alone.
+//
+// It runs on every hit of the vector leg, so it counts the letters beyond
+// ASCII first, skipping ASCII bytes: when s reads ASCII letters and every
+// other letter, the share is 1 without counting the ASCII ones.
+func (s Scripts) Share(text string) float64 {
+	asciiRead := s.readsASCII()
+	read, all := 0, 0
+	for i := 0; i < len(text); {
+		if text[i] < utf8.RuneSelf {
+			i += ascii.Prefix(text[i:])
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		i += n
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		w, _ := weigh(r)
+		all += w
+		if s.reads(nil, r) {
+			read += w
+		}
+	}
+	if asciiRead && read == all {
+		return 1
+	}
+	for i := 0; i < len(text); i++ {
+		if c := text[i] | 0x20; c >= 'a' && c <= 'z' {
+			all++
+			if asciiRead || s.reads(unicode.Latin, rune(text[i])) {
+				read++
+			}
+		}
+	}
+	if all == 0 {
+		return 1
+	}
+	return float64(read) / float64(all)
 }
 
 // weigh is what a letter beyond ASCII counts for (two in a dense script,

@@ -42,8 +42,12 @@ func TestScriptsUnread(t *testing.T) {
 // TestUnreadEmbedder: an embedder that does not say which scripts it
 // reads reads all of them.
 func TestUnreadEmbedder(t *testing.T) {
-	if got := Unread(Func{ModelID: "served"}, "如何创建只读用户"); got != "" {
+	served := Func{ModelID: "served"}
+	if got := Unread(served, "如何创建只读用户"); got != "" {
 		t.Errorf("an embedder without Reader: Unread = %q, want \"\"", got)
+	}
+	if got := Share(served, "如何创建只读用户"); got != 1 {
+		t.Errorf("an embedder without Reader: Share = %v, want 1", got)
 	}
 }
 
@@ -53,8 +57,25 @@ func TestUnreadEmbedder(t *testing.T) {
 // letter's weight and script, weigh, and the naming of the script from the
 // counts, mostUnread, are shared: the counting is what is checked).
 func unreadReference(s Scripts, text string) string {
-	read, unread := 0, 0
-	var counts [16]int
+	read, unread, counts := tallyReference(s, text)
+	if unread <= read {
+		return ""
+	}
+	return mostUnread(&counts)
+}
+
+// shareReference is Scripts.Share by the same plain loop.
+func shareReference(s Scripts, text string) float64 {
+	read, unread, _ := tallyReference(s, text)
+	if read+unread == 0 {
+		return 1
+	}
+	return float64(read) / float64(read+unread)
+}
+
+// tallyReference counts text's letters s reads and does not, and the
+// unread ones by scriptNames entry ("other" last), a rune at a time.
+func tallyReference(s Scripts, text string) (read, unread int, counts [16]int) {
 	for _, r := range text {
 		if !unicode.IsLetter(r) {
 			continue
@@ -76,10 +97,7 @@ func unreadReference(s Scripts, text string) string {
 			counts[k] += w
 		}
 	}
-	if unread <= read {
-		return ""
-	}
-	return mostUnread(&counts)
+	return read, unread, counts
 }
 
 // readers are the Scripts the differential tests run: with Latin (the ASCII
@@ -103,7 +121,48 @@ func TestUnreadMatchesReference(t *testing.T) {
 			if got, want := s.Unread(text), unreadReference(s, text); got != want {
 				t.Errorf("readers[%d]: Unread(%q) = %q, the reference %q", i, text, got, want)
 			}
+			checkShare(t, s, text)
 		}
+	}
+}
+
+// checkShare holds s.Share(text) to the plain loop's, and to Unread: a
+// text is read exactly when at least half of it is.
+func checkShare(t *testing.T, s Scripts, text string) {
+	t.Helper()
+	got := s.Share(text)
+	if want := shareReference(s, text); got != want {
+		t.Fatalf("%v: Share(%q) = %v, the reference %v", s, text, got, want)
+	}
+	if read := s.Unread(text) == ""; read != (got >= 0.5) {
+		t.Fatalf("Share(%q) = %v, yet Unread says read %v", text, got, read)
+	}
+}
+
+func TestScriptsShare(t *testing.T) {
+	cases := []struct {
+		name string
+		s    Scripts
+		text string
+		want float64
+	}{
+		{"english", Latin, "why does the first query fail on cold start?", 1},
+		{"no letters", Latin, "42 + 7", 1},
+		{"chinese", Latin, "如何创建", 0},
+		{"a tie", Latin, "ab 中", 0.5},
+		// Kubernetes, Ingress, TLS: 20 letters; 的怎么设置: 5 characters of 2
+		{"mixed question", Latin, "Kubernetes 的 Ingress 怎么设置 TLS？", 20.0 / 30},
+		{"reads Han too", Scripts{unicode.Latin, unicode.Han}, "Kubernetes 的 Ingress 怎么设置 TLS？", 1},
+		{"accents are Latin", Latin, "Crème brûlée", 1},
+		{"greek in english", Latin, "TNF-α levels", 9.0 / 10},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.s.Share(c.text); got != c.want {
+				t.Errorf("Share(%q) = %v, want %v", c.text, got, c.want)
+			}
+			checkShare(t, c.s, c.text)
+		})
 	}
 }
 
@@ -116,6 +175,7 @@ func FuzzScriptsUnread(f *testing.F) {
 			if got, want := s.Unread(text), unreadReference(s, text); got != want {
 				t.Fatalf("readers[%d]: Unread(%q) = %q, the reference %q", i, text, got, want)
 			}
+			checkShare(t, s, text)
 		}
 		got := Latin.Unread(text)
 		if got != "" && got != "other" && got != "Latin" {

@@ -255,6 +255,10 @@ type LegBM25 struct {
 type LegVector struct {
 	Rank   int     `json:"rank"`
 	Cosine float64 `json:"cosine"`
+	// Read is the share of the query's and the memory's letters the model
+	// reads (their product), when below 1: the cosine counts towards
+	// relevance in that proportion.
+	Read float64 `json:"read,omitempty"`
 }
 
 // Boosts are the bounded multipliers applied after fusion.

@@ -32,9 +32,9 @@ func (q *queryPrefixed) Embed(ctx context.Context, texts []string) ([][]float32,
 	return q.Embedder.Embed(ctx, prefixed)
 }
 
-// InProcess, Unread and Warm are the wrapped embedder's.
-func (q *queryPrefixed) InProcess() bool           { return embed.IsInProcess(q.Embedder) }
-func (q *queryPrefixed) Unread(text string) string { return embed.Unread(q.Embedder, text) }
+// InProcess, Scripts and Warm are the wrapped embedder's.
+func (q *queryPrefixed) InProcess() bool        { return embed.IsInProcess(q.Embedder) }
+func (q *queryPrefixed) Scripts() embed.Scripts { return embed.ScriptsOf(q.Embedder) }
 func (q *queryPrefixed) Warm(ctx context.Context) error {
 	if w, ok := q.Embedder.(embed.Warmer); ok {
 		return w.Warm(ctx)

@@ -36,7 +36,7 @@ func TestQueryPrefixed(t *testing.T) {
 	if want := []string{"a memory", "Q: a question", "Q: another"}; !slices.Equal(seen.got, want) {
 		t.Errorf("embedded %q, want %q", seen.got, want)
 	}
-	if q.Model() != "seen-v1" || q.InProcess() || q.Unread("x") != "" || q.Warm(ctx) != nil {
+	if q.Model() != "seen-v1" || q.InProcess() || q.Scripts() != nil || q.Warm(ctx) != nil {
 		t.Error("the wrapper changed what the embedder says of itself")
 	}
 }

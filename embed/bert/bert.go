@@ -247,9 +247,9 @@ func (e *Embedder) Precision() string {
 // InProcess is true: the model runs in this process (embed.InProcess).
 func (e *Embedder) InProcess() bool { return true }
 
-// Unread implements embed.Reader: the model was trained on English text, so
+// Scripts implements embed.Reader: the model was trained on English text, so
 // it reads the Latin script only.
-func (e *Embedder) Unread(text string) string { return embed.Latin.Unread(text) }
+func (e *Embedder) Scripts() embed.Scripts { return embed.Latin }
 
 // Dim is the vector length (384 for both built-in models).
 func (e *Embedder) Dim() int { return e.meta.Bert.Hidden }

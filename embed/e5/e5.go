@@ -165,9 +165,9 @@ func (e *Embedder) Precision() string {
 // InProcess is true: the model runs in this process (embed.InProcess).
 func (e *Embedder) InProcess() bool { return true }
 
-// Unread implements embed.Reader: the model reads every script, so the
+// Scripts implements embed.Reader: nil, the model reads every script, so the
 // vector leg stays on whatever the language.
-func (e *Embedder) Unread(string) string { return "" }
+func (e *Embedder) Scripts() embed.Scripts { return nil }
 
 // Dim is the vector length (384).
 func (e *Embedder) Dim() int { return e.f.cfg.Hidden }

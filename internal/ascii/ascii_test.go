@@ -7,13 +7,16 @@ import (
 )
 
 // reference is Is a byte at a time.
-func reference(s string) bool {
+func reference(s string) bool { return prefixReference(s) == len(s) }
+
+// prefixReference is Prefix a byte at a time.
+func prefixReference(s string) int {
 	for i := range len(s) {
 		if s[i] >= utf8.RuneSelf {
-			return false
+			return i
 		}
 	}
-	return true
+	return len(s)
 }
 
 func TestIs(t *testing.T) {
@@ -38,6 +41,9 @@ func TestIs(t *testing.T) {
 		if got := Is(c.s); got != c.want || got != reference(c.s) {
 			t.Errorf("Is(%q) = %t, want %t", c.s, got, c.want)
 		}
+		if got, want := Prefix(c.s), prefixReference(c.s); got != want {
+			t.Errorf("Prefix(%q) = %d, want %d", c.s, got, want)
+		}
 	}
 }
 
@@ -48,6 +54,9 @@ func FuzzIs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := Is(s), reference(s); got != want {
 			t.Fatalf("Is(%q) = %t, the byte loop %t", s, got, want)
+		}
+		if got, want := Prefix(s), prefixReference(s); got != want {
+			t.Fatalf("Prefix(%q) = %d, the byte loop %d", s, got, want)
 		}
 	})
 }

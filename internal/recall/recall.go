@@ -190,6 +190,12 @@ type run struct {
 	// terms are a long query's kept keyword terms; nil: the BM25 leg
 	// tokenizes the query.
 	terms []string
+	// queryRead is the share of the window the model reads (embed.Share);
+	// 0 until the vector leg measures it, read as 1.
+	queryRead float64
+	// shares are the memory texts of the vector leg the model reads only
+	// part of (embed.Share below 1). A text missing from it is read whole.
+	shares map[string]float64
 }
 
 func (r *run) degrade(stage string, err error) {
@@ -287,6 +293,7 @@ func (r *run) queryVector(ctx context.Context) ([]float32, error) {
 		r.degrade("vector", fmt.Errorf("model %s does not read this query's script (%s): the vector leg was skipped", model, script))
 		return nil, nil
 	}
+	r.queryRead = embed.Share(s.Embedder, r.window)
 	models, err := s.Backend.Models(ctx)
 	if err != nil {
 		return nil, err

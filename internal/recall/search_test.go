@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -624,4 +625,86 @@ func TestKeywordGate(t *testing.T) {
 			t.Fatalf("strategy %s, fusion %+v, results %v", resp.Strategy, resp.Fusion, resultIDs(resp))
 		}
 	})
+}
+
+// latinReader is the test model as a model of English: it reads the Latin
+// script only (embed.Reader).
+type latinReader struct{ embed.Func }
+
+func (latinReader) Scripts() embed.Scripts { return embed.Latin }
+
+// TestReadShare: a cosine counts towards relevance in proportion to the
+// share of the query's and the memory's letters the model reads, which the
+// vector leg's explain shows; a memory it reads less than half of is left
+// out of the leg, and two texts it reads whole are weighed as before.
+func TestReadShare(t *testing.T) {
+	mems := []*memory.Memory{
+		note("en", "deploy canary"),
+		note("mixed", "deploy the canary 金丝雀发布"), // 15 Latin letters, 5 Han characters of 2
+		note("zh", "部署 deploy 金丝雀发布流程"),          // 6 and 7 of 2: not read
+	}
+	cases := []struct {
+		name, query string
+		queryRead   float64
+		read        map[string]float64 // results of the vector leg, by id
+	}{
+		{"english query", "how do we deploy the canary", 1, map[string]float64{"en": 1, "mixed": 0.6}},
+		{"mixed query", "deploy canary 怎么做", 12.0 / 18, map[string]float64{"en": 12.0 / 18, "mixed": 12.0 / 18 * 0.6}},
+	}
+	for _, c := range cases {
+		for _, mode := range []string{memory.ModeHybrid, memory.ModeVector} {
+			t.Run(c.name+"/"+mode, func(t *testing.T) {
+				s := &Searcher{Backend: store(t, mems...), Config: Config{Embedder: latinReader{embedder}, VectorWeight: 1,
+					WeightSource: "model", VectorFloor: 0.1, Paraphrase: 0.8, Now: func() time.Time { return clock }}}
+				resp := searchOK(t, s, memory.Query{Query: c.query, Mode: mode, Fusion: FusionRSF, NoDates: true})
+				legs, err := s.Backend.Legs(ctx, backend.LegQuery{Filter: memory.Filter{Current: true}, K: MinCandidates, Text: c.query,
+					Vector: conceptVector(c.query), Model: testModel})
+				if err != nil {
+					t.Fatal(err)
+				}
+				relB := map[string]float64{}
+				if mode == memory.ModeHybrid {
+					for _, h := range legs.BM25 {
+						relB[h.Memory.ID] = keywordRelevance(relevanceScore(h), legs.Bound)
+					}
+				}
+				if said := fmt.Sprint(resp.Degraded); !strings.Contains(said, "1 candidates written in a script model") {
+					t.Errorf("degraded %s, want the Chinese memory left out of the vector leg", said)
+				}
+				seen := 0
+				for _, r := range resp.Results {
+					v := r.Explain.Vector
+					read, ok := c.read[r.ID]
+					if !ok {
+						if v != nil {
+							t.Errorf("%s: in the vector leg (%+v), want it left out", r.ID, v)
+						}
+						continue
+					}
+					if v == nil {
+						t.Fatalf("%s: not in the vector leg", r.ID)
+					}
+					seen++
+					want := read
+					if read == 1 {
+						want = 0 // omitted
+					}
+					if math.Abs(v.Read-want) > 1e-4 {
+						t.Errorf("%s: explain read %v, want %v", r.ID, v.Read, want)
+					}
+					relV := vectorRelevance(v.Cosine, 0.1) * read
+					n := 2
+					if mode == memory.ModeVector {
+						n = 1
+					}
+					if got, want := r.Explain.Relevance, round(relevance(relB[r.ID], relV, n, 0.8), 4); math.Abs(got-want) > 2e-4 {
+						t.Errorf("%s: relevance %v, want %v (read %v)", r.ID, got, want, read)
+					}
+				}
+				if seen != len(c.read) {
+					t.Errorf("%d results from the vector leg, want %d", seen, len(c.read))
+				}
+			})
+		}
+	}
 }

@@ -44,9 +44,40 @@ func (r *run) weights() (wb, wv float64, source string) {
 	return wb, wv, source
 }
 
-// reads reports whether the embedder reads m's text (embed.Reader).
+// reads reports whether the embedder reads m's text: at least half of its
+// letters are in scripts the model reads (embed.Reader). A share below 1 is
+// kept in r.shares.
 func (r *run) reads(m *memory.Memory) bool {
-	return m == nil || r.s.Embedder == nil || embed.Unread(r.s.Embedder, m.Text) == ""
+	if m == nil || r.s.Embedder == nil {
+		return true
+	}
+	sh := embed.Share(r.s.Embedder, m.Text)
+	if sh < 1 {
+		if r.shares == nil {
+			r.shares = map[string]float64{}
+		}
+		r.shares[m.Text] = sh
+	}
+	return sh >= 0.5
+}
+
+// read is the part of a cosine between the query and m that counts towards
+// relevance: the product of the shares of the two texts the model reads, 1
+// for two texts in its scripts. An English model's cosine between a Chinese
+// question naming Kubernetes and a Chinese note naming npm reads a few Latin
+// words and scores the rest alike; weighed by what it read, it no longer
+// clears the bar (testdata/relevance/zh).
+func (r *run) read(m *memory.Memory) float64 {
+	sh := 1.0
+	if r.queryRead > 0 {
+		sh = r.queryRead
+	}
+	if m != nil {
+		if ms, ok := r.shares[m.Text]; ok {
+			sh *= ms
+		}
+	}
+	return sh
 }
 
 // readable is the vector leg's hits without the memories written in a
@@ -183,13 +214,25 @@ func (r *run) fuse(res *backend.LegResult, pool int) []*candidate {
 				relB = keywordRelevance(relevanceScore(hits[i][lr.Rank-1]), res.Bound)
 			case "vector":
 				c.explain.Vector = &memory.LegVector{Rank: lr.Rank, Cosine: round(lr.Score, 6)}
-				relV = vectorRelevance(lr.Score, s.VectorFloor)
+				relV = r.vectorPart(c.explain.Vector, c.m, lr.Score)
 			}
 		}
 		c.explain.Relevance = round(relevance(relB, relV, len(legs), s.Paraphrase), 4)
 		out = append(out, c)
 	}
 	return out
+}
+
+// vectorPart is the vector part of m's relevance for its cosine: mapped
+// with the model's floor, times the share of the two texts the model read,
+// which explain's vector leg shows when it is below 1.
+func (r *run) vectorPart(leg *memory.LegVector, m *memory.Memory, cos float64) float64 {
+	rel := vectorRelevance(cos, r.s.VectorFloor)
+	if read := r.read(m); read < 1 {
+		leg.Read = round(read, 4)
+		rel *= read
+	}
+	return rel
 }
 
 // native returns the backend's native hybrid when the query can use it: both
@@ -248,7 +291,7 @@ func (r *run) hybrid(ctx context.Context, hy backend.Hybrider, qvec []float32) (
 		if p := h.VectorLeg; p.Rank > 0 {
 			c.explain.Vector = &memory.LegVector{Rank: p.Rank, Cosine: round(p.Score, 6)}
 			if r.reads(h.Memory) {
-				relV = vectorRelevance(p.Score, s.VectorFloor)
+				relV = r.vectorPart(c.explain.Vector, h.Memory, p.Score)
 			} // else the cosine says nothing: the fused rank is the backend's
 		}
 		c.explain.Relevance = round(relevance(relB, relV, 2, s.Paraphrase), 4)
