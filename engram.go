@@ -61,8 +61,9 @@ var (
 // stemming and stopwords on, standard BM25.
 type Options struct {
 	// Embedder embeds memories and queries. Nil means the built-in offline
-	// model (BuiltinEmbedder) unless NoEmbedder is set, which gives
-	// keyword-only search.
+	// model (BuiltinEmbedder; for a store whose vectors come from another
+	// built-in model linked into the program, that model) unless NoEmbedder
+	// is set, which gives keyword-only search.
 	Embedder   embed.Embedder
 	NoEmbedder bool
 	// CacheEmbeddings keeps every memory vector the embedder makes in the
@@ -189,6 +190,9 @@ func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 		be.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if first != nil && builtin != nil && db.e.embedder != builtin {
+		first = nil // the store keeps another built-in model than the default it started with
+	}
 	db.e.first.Store(first)
 	return db, nil
 }
@@ -215,6 +219,9 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 	db, err := newDB(ctx, be, desc, opts, builtin)
 	if err != nil {
 		return nil, fmt.Errorf("open backend: %w", err)
+	}
+	if first != nil && builtin != nil && db.e.embedder != builtin {
+		first = nil // the store keeps another built-in model than the default it started with
 	}
 	db.e.first.Store(first)
 	return db, nil
@@ -261,8 +268,9 @@ func newDB(ctx context.Context, be backend.Backend, desc backend.Description, op
 		e.memEmbedder = opts.Embedder
 	case opts.Embedder != nil:
 		e.embedder, e.memEmbedder = opts.Embedder, opts.Embedder
-	default:
-		e.embedder, e.memEmbedder = builtin, builtin
+	default: // the default model, or the built-in model the store's vectors come from
+		m := storeEmbedder(ctx, be, builtin, e.log)
+		e.embedder, e.memEmbedder = m, m
 	}
 	if _, _, err := e.vectorWeight(ctx); err != nil {
 		return nil, err

@@ -21,7 +21,9 @@ type ReindexResult struct {
 
 // Reindex embeds every memory that has no vector from the current model: those
 // added while the embedder was down, or all of them after a model change.
-// With force it re-embeds everything.
+// With force it re-embeds everything. It first records the model as the
+// store's (a store setting): opened with no embedder named, the store keeps
+// it if it is a built-in model, even when the reindex is cut short.
 func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total int)) (ReindexResult, error) {
 	res := ReindexResult{}
 	e := db.e
@@ -30,6 +32,11 @@ func (db *DB) Reindex(ctx context.Context, force bool, progress func(done, total
 	}
 	model := e.embedder.Model()
 	res.Model = model
+	if e.settings != nil {
+		if err := e.settings.SetSetting(ctx, settingModel, model); err != nil {
+			return res, fmt.Errorf("reindex: %w", err)
+		}
+	}
 	// Copies carrying what the embedder and SetEmbeddings need: the listed
 	// memories themselves are never modified. List visits them in id order.
 	var todo []*memory.Memory

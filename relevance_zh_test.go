@@ -13,7 +13,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/embed/builtin"
-	_ "github.com/engram-memory/engram/embed/builtin/bgesmall"     // zhModels measures it
+	_ "github.com/engram-memory/engram/embed/builtin/minilm"       // zhModels measures it
 	_ "github.com/engram-memory/engram/embed/builtin/multilingual" // zhModels measures it
 	"github.com/engram-memory/engram/internal/tokenize"
 )

@@ -359,6 +359,10 @@ func (b *Backend) List(ctx context.Context, q backend.ListQuery, fn func(*memory
 	return nil
 }
 
+// LatestModel is the model of the most recently inserted memory with a
+// vector, read from the file without loading the index ("" for none).
+func (b *Backend) LatestModel(ctx context.Context) (string, error) { return b.st.LatestModel(ctx) }
+
 // Models counts the index's vectors per model.
 func (b *Backend) Models(ctx context.Context) (map[string]backend.ModelInfo, error) {
 	if err := b.current(ctx); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/embed/bert"
 	"github.com/engram-memory/engram/embed/builtin"
-	_ "github.com/engram-memory/engram/embed/builtin/bgesmall"     // ENGRAM_EMBEDDER=bge-small
+	_ "github.com/engram-memory/engram/embed/builtin/minilm"       // ENGRAM_EMBEDDER=minilm, and stores embedded with it
 	_ "github.com/engram-memory/engram/embed/builtin/multilingual" // ENGRAM_EMBEDDER=multilingual
 	"github.com/engram-memory/engram/llm"
 	"github.com/engram-memory/engram/rerank"

@@ -24,11 +24,11 @@ var demoMemories = []engram.Memory{
 	{Name: "Tabs", Text: "Indent Go with tabs and YAML with two spaces.", Type: "preference"},
 	{Name: "Cold start", Text: "After a deploy the first request is slow because the connection pool and the template cache are empty; warm them in the readiness probe.", Type: "fact", Tags: []string{"performance"}},
 	{Name: "Release", Text: "Release v1.2.3 shipped the new search endpoint and removed the legacy XML export.", Type: "event"},
-	// Two more release notes: one names v1.2.3 twice, one says what another
+	// Two more release notes: one names v1.2.3 twice, one asks what another
 	// version removed. The first is BM25's pick for what v1.2.3 removed, the
 	// second the embedding's: fusion's case.
 	{Name: "ARM crash", Text: "Release v1.2.3 crashed on ARM: pin v1.2.2 there until v1.2.3 is fixed.", Type: "event"},
-	{Name: "Next version", Text: "What v1.3.0 removed: the legacy search cache.", Type: "event"},
+	{Name: "Next version", Text: "What did release v1.2.4 remove? Nothing, it only fixed bugs.", Type: "event"},
 	{Name: "Alice", Text: "Alice owns the billing service and reviews every schema migration.", Type: "person"},
 	{Name: "Standup", Text: "The team meets every morning at 9:30 in the small meeting room.", Type: "event"},
 	{Name: "Coffee", Text: "Drinks espresso, no sugar, and dislikes herbal tea.", Type: "preference"},
@@ -61,7 +61,7 @@ var demoCases = []demoCase{
 	{"2. A paraphrase", "what colour scheme do they like", "Editor theme",
 		"No word of the query is in the memory (colour scheme vs dark themes): only the embedding connects them."},
 	{"3. Fusion beats both legs", "what did release v1.2.3 remove", "Release",
-		"BM25 prefers the crash note, which names v1.2.3 twice, and the embedding the note on what another version removed; the answer is second in each leg and first in the fusion, which rewards what both legs rank high."},
+		"BM25 prefers the crash note, which names v1.2.3 twice, and the embedding the note that asks the same of another version; the answer is second in each leg and first in the fusion, which rewards what both legs rank high."},
 }
 
 // fusionCase is the demo case whose answer hybrid ranks above both legs.

@@ -51,7 +51,7 @@ func TestUnreadScript(t *testing.T) {
 		{"chinese, keyword match", "如何在 MySQL 中创建只读用户？", "bm25",
 			"does not read this query's script (Han): the vector leg was skipped", "只授予 SELECT 权限"},
 		{"english", "how does the deploy script push the image", "hybrid",
-			"3 candidates written in a script model all-minilm-l6-v2", "staging registry"},
+			"3 candidates written in a script model bge-small-en-v1.5", "staging registry"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

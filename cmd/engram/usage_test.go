@@ -155,7 +155,7 @@ func TestGetShowsModelNotVector(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Embedding["model"] != "all-minilm-l6-v2-v2" || m.Embedding["dim"] != float64(384) || m.Embedding["vector"] != nil {
+	if m.Embedding["model"] != "bge-small-en-v1.5.2-v2" || m.Embedding["dim"] != float64(384) || m.Embedding["vector"] != nil {
 		t.Fatalf("get: embedding %v", m.Embedding)
 	}
 	if strings.Count(out, "\n") > 20 {

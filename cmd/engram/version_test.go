@@ -63,8 +63,8 @@ func TestVersionCommand(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"engram ", "commit:", "date:", "go:", "minilm       all-MiniLM-L6-v2, 384 dimensions, the default: vectors stored as all-minilm-l6-v2-v2",
-		"bge-small    bge-small-en-v1.5, 384 dimensions",
+	for _, want := range []string{"engram ", "commit:", "date:", "go:", "bge-small    bge-small-en-v1.5, 384 dimensions, the default: vectors stored as bge-small-en-v1.5.2-v2",
+		"minilm       all-MiniLM-L6-v2, 384 dimensions: vectors stored as all-minilm-l6-v2-v2",
 		"multilingual multilingual-e5-small, 384 dimensions: vectors stored as multilingual-e5-small-q4-v2"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("engram version lacks %q:\n%s", want, out)

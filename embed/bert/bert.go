@@ -1,7 +1,7 @@
 // Package bert is a pure-Go BERT sentence encoder: the model's own WordPiece
 // tokenizer, the transformer layers, mean (or CLS) pooling and L2
-// normalisation, over a model file embedded in the binary: all-MiniLM-L6-v2
-// (New, the default built-in model) or bge-small-en-v1.5 (NewBGESmall).
+// normalisation, over a model file embedded in the binary: bge-small-en-v1.5
+// (NewBGESmall, the default built-in model) or all-MiniLM-L6-v2 (New).
 package bert
 
 import (
@@ -21,7 +21,8 @@ import (
 
 // minilm is all-MiniLM-L6-v2 as tools/modelconv/bert_convert.py writes it
 // (see its README and the repository's NOTICE for origin and licence). As a
-// string it stays in the binary's read-only data until first use.
+// string it stays in the binary's read-only data until first use. A program
+// that never calls New (or Default) does not link it.
 //
 //go:embed minilm-l6-v2.etf
 var minilm string
@@ -147,38 +148,37 @@ func newBuiltIn(data string, opts Options) (*Embedder, error) {
 	return e, nil
 }
 
-var defaultEmbedder = sync.OnceValues(func() (*Embedder, error) {
-	return New(Options{Precision: Precision(embed.PrecisionFromEnv())})
-})
+// shared is an embedder made on its first use with default options, but
+// for Precision, which comes from $ENGRAM_BERT_PRECISION. Not a
+// package-level sync.OnceValues: that would reach its model file from the
+// package's initialisation, and the linker would keep the file in every
+// binary that imports this package; a program links only the files whose
+// Default it calls.
+type shared struct {
+	once sync.Once
+	e    *Embedder
+	err  error
+}
 
-// Default returns the shared embedder over the built-in model with default
-// options, but for Precision, which comes from $ENGRAM_BERT_PRECISION.
-func Default() (*Embedder, error) { return defaultEmbedder() }
+func (s *shared) get(open func(Options) (*Embedder, error)) (*Embedder, error) {
+	s.once.Do(func() { s.e, s.err = open(Options{Precision: Precision(embed.PrecisionFromEnv())}) })
+	return s.e, s.err
+}
+
+var defaultMiniLM, defaultBGESmall shared
+
+// Default returns the shared embedder over the built-in all-MiniLM-L6-v2
+// with default options, but for Precision, which comes from
+// $ENGRAM_BERT_PRECISION.
+func Default() (*Embedder, error) { return defaultMiniLM.get(New) }
 
 // NewBGESmall returns an embedder over the built-in bge-small-en-v1.5 (CLS
 // pooling, 384-d, 512 tokens; its model id is "bge-small-en-v1.5-v" and
 // Revision). Like New, it reads only the file's header.
 func NewBGESmall(opts Options) (*Embedder, error) { return newBuiltIn(bgeSmall, opts) }
 
-// defaultBGESmall is set on DefaultBGESmall's first call. Not a package-level
-// sync.OnceValues as defaultEmbedder is: that would reach bgeSmall from the
-// package's initialisation, and the linker would keep its 55 MB in every
-// binary that imports this package.
-var defaultBGESmall struct {
-	once sync.Once
-	e    *Embedder
-	err  error
-}
-
-// DefaultBGESmall returns the shared embedder over bge-small-en-v1.5 with
-// default options, but for Precision, which comes from $ENGRAM_BERT_PRECISION.
-func DefaultBGESmall() (*Embedder, error) {
-	d := &defaultBGESmall
-	d.once.Do(func() {
-		d.e, d.err = NewBGESmall(Options{Precision: Precision(embed.PrecisionFromEnv())})
-	})
-	return d.e, d.err
-}
+// DefaultBGESmall is Default for bge-small-en-v1.5.
+func DefaultBGESmall() (*Embedder, error) { return defaultBGESmall.get(NewBGESmall) }
 
 // NewFromData returns an embedder over a model file's bytes (for tests and
 // the evaluation tools; the built-in file is what New uses).

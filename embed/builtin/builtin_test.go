@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 // TestLinkableNotLinked: a program that does not import a model's own
 // package does not have that model, and New says which import links it.
 func TestLinkableNotLinked(t *testing.T) {
-	for _, c := range []struct{ name, pkg string }{{BGESmall, "embed/builtin/bgesmall"}, {Multilingual, "embed/builtin/multilingual"}} {
+	for _, c := range []struct{ name, pkg string }{{MiniLM, "embed/builtin/minilm"}, {Multilingual, "embed/builtin/multilingual"}} {
 		if slices.Contains(Names(), c.name) {
 			t.Errorf("%s listed without its package", c.name)
 		}
@@ -56,7 +57,7 @@ func TestModels(t *testing.T) {
 		dim                   int
 		readsHan              bool
 	}{
-		{MiniLM, "all-minilm-l6-v2-v", "all-MiniLM-L6-v2", 384, false},
+		{BGESmall, "bge-small-en-v1.5.2-v", "bge-small-en-v1.5", 384, false},
 		{Static, "minilm-static256-v", "MiniLM static 256-d", 256, false},
 		{GloVe, "glove100-", "GloVe 100-d", 100, false},
 	} {
@@ -97,15 +98,15 @@ func TestModels(t *testing.T) {
 	if n := len(Names()); n != 3 || Names()[0] != Default {
 		t.Errorf("Names() = %v", Names())
 	}
-	if _, err := New("bge-large"); err == nil || !strings.Contains(err.Error(), MiniLM) {
+	if _, err := New("bge-large"); err == nil || !strings.Contains(err.Error(), BGESmall) {
 		t.Errorf("unknown name: %v", err)
 	}
 }
 
 // TestLibraryLinksDefaultOnly: a program that opens a store with the
 // built-in embedder (engram.Open with no options, embed/builtin imported)
-// links the default model's file and not bge-small's, which lives in the
-// same package (embed/bert) and only embed/builtin/bgesmall reaches.
+// links the default model's file (bge-small) and not MiniLM's, which lives
+// in the same package (embed/bert) and only embed/builtin/minilm reaches.
 func TestLibraryLinksDefaultOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
@@ -135,10 +136,38 @@ func main() { engram.Open(context.Background(), "x.db", engram.Options{}) }
 		t.Fatal(err)
 	}
 	syms := string(out)
-	if !strings.Contains(syms, "embed/bert.minilm") {
+	if !strings.Contains(syms, "embed/bert.bgeSmall") {
 		t.Fatal("the program does not hold the default model: the check reads the wrong symbols")
 	}
-	if strings.Contains(syms, "embed/bert.bgeSmall") {
-		t.Error("a program that names only the default model links bge-small's file")
+	if strings.Contains(syms, "embed/bert.minilm") {
+		t.Error("a program that names only the default model links MiniLM's file")
+	}
+}
+
+// The default (bge-small) embeds: a paraphrase scores above an unrelated text.
+func TestDefaultEmbeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the model")
+	}
+	e, err := New(Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.Embed(context.Background(), []string{
+		"which colour scheme does the user like",
+		"Prefers dark themes in every editor",
+		"The staging database runs Postgres on port 5433",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dot := func(a, b []float32) (s float32) {
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	if near, far := dot(v[0], v[1]), dot(v[0], v[2]); !(near > far) {
+		t.Errorf("paraphrase %.3f, unrelated %.3f", near, far)
 	}
 }

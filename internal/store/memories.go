@@ -912,3 +912,19 @@ func (s *Store) Tally(ctx context.Context, scope map[string]string) (Tally, erro
 	}
 	return t, rows.Err()
 }
+
+// LatestModel is the model of the most recently inserted memory that has a
+// vector ("" when none has): one row read from the end of the table, so
+// that opening a store can learn its model without counting every row.
+func (s *Store) LatestModel(ctx context.Context) (string, error) {
+	var model string
+	err := s.db.QueryRowContext(ctx, `SELECT embed_model FROM memories
+		WHERE embed_model IS NOT NULL ORDER BY rowid DESC LIMIT 1`).Scan(&model)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("latest model: %w", err)
+	}
+	return model, nil
+}
