@@ -638,6 +638,8 @@ export interface components {
             vector: {
                 rank?: number;
                 cosine?: number;
+                /** @description the share of the query's and the memory's letters the model reads (their product), when below 1: the cosine counts towards relevance in that proportion; absent when 1 */
+                read?: number;
             } | null;
             /** @description the fused score before boosts, of the fusion the response's fusion.method names (rsf, rrf or dbsf) */
             fused: number;

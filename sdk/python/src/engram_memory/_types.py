@@ -182,6 +182,10 @@ class LegBM25:
 class LegVector:
     rank: int
     cosine: float
+    read: float = 1.0
+    """The share of the query's and the memory's letters the model reads
+    (absent in the JSON, and 1.0 here, when the model reads both whole): the
+    cosine counts towards relevance in that proportion."""
     raw: dict[str, Any] = _raw()
 
 
