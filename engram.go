@@ -185,15 +185,11 @@ func Open(ctx context.Context, location string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := newDB(ctx, be, backend.Description{Kind: "sqlite", Path: path}, opts, builtin)
+	db, err := newDB(ctx, be, backend.Description{Kind: "sqlite", Path: path}, opts, builtin, first)
 	if err != nil {
 		be.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if first != nil && builtin != nil && db.e.embedder != builtin {
-		first = nil // the store keeps another built-in model than the default it started with
-	}
-	db.e.first.Store(first)
 	return db, nil
 }
 
@@ -216,14 +212,10 @@ func OpenBackend(ctx context.Context, be backend.Backend, opts Options) (*DB, er
 	if err != nil {
 		return nil, fmt.Errorf("open backend: %w", err)
 	}
-	db, err := newDB(ctx, be, desc, opts, builtin)
+	db, err := newDB(ctx, be, desc, opts, builtin, first)
 	if err != nil {
 		return nil, fmt.Errorf("open backend: %w", err)
 	}
-	if first != nil && builtin != nil && db.e.embedder != builtin {
-		first = nil // the store keeps another built-in model than the default it started with
-	}
-	db.e.first.Store(first)
 	return db, nil
 }
 
@@ -242,8 +234,9 @@ func startFirst(ctx context.Context, opts Options, builtin embed.Embedder) *pref
 }
 
 // newDB finds be's optional powers, sets up the embedders over it and checks
-// the store's settings.
-func newDB(ctx context.Context, be backend.Backend, desc backend.Description, opts Options, builtin embed.Embedder) (*DB, error) {
+// the store's settings. first is Options.FirstQuery's vector on its way, if
+// any, started with opts.Embedder or builtin.
+func newDB(ctx context.Context, be backend.Backend, desc backend.Description, opts Options, builtin embed.Embedder, first *prefetched) (*DB, error) {
 	if w := opts.VectorWeight; w != nil && !(*w >= 0 && *w <= MaxFusionWeight) {
 		return nil, fmt.Errorf("%w: vector weight %v must be a number from 0 to %g", ErrInvalid, *w, float64(MaxFusionWeight))
 	}
@@ -271,10 +264,14 @@ func newDB(ctx context.Context, be backend.Backend, desc backend.Description, op
 	default: // the default model, or the built-in model the store's vectors come from
 		m := storeEmbedder(ctx, be, builtin, e.log)
 		e.embedder, e.memEmbedder = m, m
+		if m != builtin {
+			first = nil // started with the default; the store keeps another model
+		}
 	}
 	if _, _, err := e.vectorWeight(ctx); err != nil {
 		return nil, err
 	}
+	e.first.Store(first)
 	return &DB{view{e: e}}, nil
 }
 
