@@ -79,6 +79,7 @@ func TestKillMidImport(t *testing.T) {
 		for walSize() < before+grown {
 			select {
 			case <-exited:
+				when = fmt.Sprintf("after it exited by itself, the log grown %d bytes", walSize()-before)
 				break wait
 			case <-deadline:
 				when = fmt.Sprintf("after 20 s, the log grown %d bytes", walSize()-before)

@@ -190,8 +190,8 @@ type run struct {
 	// terms are a long query's kept keyword terms; nil: the BM25 leg
 	// tokenizes the query.
 	terms []string
-	// queryRead is the share of the window the model reads (embed.Share);
-	// 0 until the vector leg measures it, read as 1.
+	// queryRead is the share of the window the model reads (embed.Share),
+	// set as the vector leg embeds it; 1 until then.
 	queryRead float64
 	// shares are the memory texts of the vector leg the model reads only
 	// part of (embed.Share below 1). A text missing from it is read whole.
@@ -227,7 +227,7 @@ func (s *Searcher) Search(ctx context.Context, q memory.Query) (*memory.Response
 	// What is current, unless asked for every version or for what was
 	// current at another time: inside the legs, like any filter.
 	q.Filter.Current = !q.IncludeSuperseded && q.AsOf == nil
-	r := &run{s: s, q: q, start: time.Now(), resp: &memory.Response{
+	r := &run{s: s, q: q, start: time.Now(), queryRead: 1, resp: &memory.Response{
 		QID: q.QID, Query: q.Query, Stages: []string{}, Degraded: []memory.Degraded{},
 		TimingsMS: map[string]float64{}, Results: []memory.Result{},
 	}}

@@ -68,10 +68,7 @@ func (r *run) reads(m *memory.Memory) bool {
 // words and scores the rest alike; weighed by what it read, it no longer
 // clears the bar (testdata/relevance/zh).
 func (r *run) read(m *memory.Memory) float64 {
-	sh := 1.0
-	if r.queryRead > 0 {
-		sh = r.queryRead
-	}
+	sh := r.queryRead
 	if m != nil {
 		if ms, ok := r.shares[m.Text]; ok {
 			sh *= ms
