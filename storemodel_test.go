@@ -28,6 +28,10 @@ func TestStoreKeepsItsModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	static, err := builtin.New(builtin.Static)
+	if err != nil {
+		t.Fatal(err)
+	}
 	served := embed.Func{ModelID: "served-v1", F: func(_ context.Context, texts []string) ([][]float32, error) {
 		out := make([][]float32, len(texts))
 		for i := range texts {
@@ -95,20 +99,29 @@ func TestStoreKeepsItsModel(t *testing.T) {
 		})
 	}
 
-	// Another backend: the model most of its vectors come from.
+	// Another backend: the model most of its vectors come from, neither the
+	// one that wrote last nor the later name (static's).
 	be := memback.New()
-	db, err := engram.OpenBackend(ctx, be, engram.Options{Embedder: minilm})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Add(ctx, &engram.Memory{Text: texts[0]}, &engram.Memory{Text: texts[1]}); err != nil {
-		t.Fatal(err)
+	for _, w := range []struct {
+		e    embed.Embedder
+		mems []*engram.Memory
+	}{
+		{minilm, []*engram.Memory{{Text: texts[0]}, {Text: texts[1]}}},
+		{static, []*engram.Memory{{Text: texts[2]}}},
+	} {
+		db, err := engram.OpenBackend(ctx, be, engram.Options{Embedder: w.e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Add(ctx, w.mems...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	db2, err := engram.OpenBackend(ctx, be, engram.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := db2.Embedder().Model(); !strings.HasPrefix(got, "all-minilm-l6-v2-") {
-		t.Errorf("memback store of MiniLM vectors opened with no embedder named: model %s", got)
+		t.Errorf("memback store of two MiniLM vectors and one of the static model's, opened with no embedder named: model %s", got)
 	}
 }
