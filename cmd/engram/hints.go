@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/embed"
 	"github.com/engram-memory/engram/memory"
 )
 
@@ -39,8 +40,29 @@ func degradedHint(d memory.Degraded) string {
 		strings.HasPrefix(d.Reason, "no memory has a vector from model")),
 		d.Stage == "mmr" && strings.HasPrefix(d.Reason, "no candidate has a stored vector"):
 		return reindexHint
+	case d.Stage == "vector" && (strings.Contains(d.Reason, "does not read this query's script") ||
+		strings.Contains(d.Reason, "written in a script model")):
+		return readerHint()
 	}
 	return ""
+}
+
+// readerHint names the built-in models that read every script, for a search
+// whose model left out a query or memories it cannot read.
+func readerHint() string {
+	var names []string
+	for _, n := range embed.Registered() {
+		if n == embed.Builtin {
+			continue
+		}
+		if e, err := embed.Open(n); err == nil && embed.ScriptsOf(e) == nil {
+			names = append(names, "ENGRAM_EMBEDDER="+n)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return strings.Join(names, " or ") + " reads every script: set it, then run engram reindex to search these memories by meaning too"
 }
 
 // warnDeferred reports memories stored without vectors, and the fix.

@@ -14,7 +14,8 @@ import (
 // to the keyword-only bar: an absent topic delivers nothing (its vector
 // scored every Chinese memory alike, above the bar) and a keyword match is
 // still delivered; an English prompt leaves the Chinese memories' cosines
-// out and says how many.
+// out and says how many. Either way the CLI's hint names the built-in model
+// that reads every script.
 func TestUnreadScript(t *testing.T) {
 	t.Setenv("ENGRAM_EMBEDDER", "")
 	t.Setenv("ENGRAM_SCOPE", "")
@@ -58,6 +59,11 @@ func TestUnreadScript(t *testing.T) {
 			r := search(c.prompt)
 			if said := fmt.Sprint(r.Degraded); r.Strategy != c.strategy || !strings.Contains(said, c.said) {
 				t.Errorf("strategy %s, degraded %s; want %s and %q", r.Strategy, said, c.strategy, c.said)
+			}
+			// The CLI names the model that reads what this one does not.
+			if _, stderr, code := cli(t, db, "", "search", c.prompt, "--no-record"); code != 0 ||
+				!strings.Contains(stderr, "hint: ENGRAM_EMBEDDER=multilingual reads every script: set it, then run engram reindex") {
+				t.Errorf("search: exit %d, stderr %q; want the multilingual model's hint", code, stderr)
 			}
 			got := strings.TrimSpace(mustCLI(t, db, "", "inject", c.prompt, "--no-record"))
 			if hook := claudePrompt(t, db, c.prompt); strings.TrimSpace(strings.TrimPrefix(hook, injectHeader)) != got {
