@@ -209,6 +209,11 @@ func TestRelevanceChinese(t *testing.T) {
 	}
 	deliver := func(model string, db *engram.DB) {
 		answers, empty, bars := zhDelivery(t, db, s)
+		// Issue 28: a Chinese query never gets irrelevant memories injected,
+		// whichever model reads it (multilingual by its non-Latin bar).
+		if empty != len(s.absent) {
+			t.Errorf("%s: inject delivered memories for %d of the %d absent-topic questions", model, len(s.absent)-empty, len(s.absent))
+		}
 		b := make([]string, len(bars))
 		for i, x := range bars {
 			b[i] = fmt.Sprintf("%.3g", x)

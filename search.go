@@ -156,12 +156,15 @@ func (e *engine) searcher(ctx context.Context, s backend.Searcher) (*recall.Sear
 		cfg.VectorFloor, cfg.Fusion, cfg.RRFK = def.Floor, def.Fusion, def.RRFK
 		cfg.RelevanceBar, cfg.VectorBar, cfg.Paraphrase = def.Relevance, def.VectorRelevance, def.Paraphrase
 		cfg.KeywordGate = def.KeywordGate
+		cfg.NonLatinBar, cfg.NonLatinVectorBar = def.NonLatinRelevance, def.NonLatinVectorRelevance
 		if f := e.opts.VectorFloor; f != nil {
 			cfg.VectorFloor = *f
 		}
 		if b := e.opts.RelevanceBar; b != nil {
-			// The option is the model's bar, both legs' and the vector leg's.
+			// The option is the model's bar, both legs' and the vector leg's,
+			// in every script.
 			cfg.RelevanceBar, cfg.VectorBar = *b, *b
+			cfg.NonLatinBar, cfg.NonLatinVectorBar = 0, 0
 		}
 	}
 	return &recall.Searcher{Backend: s, Config: cfg}, nil

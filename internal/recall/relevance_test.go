@@ -43,25 +43,47 @@ func TestRelevanceParts(t *testing.T) {
 }
 
 // TestBar: each strategy is held to its own bar; a model without a measured
-// vector-only bar holds the vector leg alone to its hybrid bar.
+// vector-only bar holds the vector leg alone to its hybrid bar; a model with
+// non-Latin bars holds a query less than LatinShare Latin to them (a
+// Chinese one, one naming English terms), and an English one naming a
+// Greek letter to its Latin bars, as every query of a model without them.
 func TestBar(t *testing.T) {
 	measured := Config{RelevanceBar: 0.16, KeywordBar: 0.28, VectorBar: 0.3}
 	unmeasured := Config{RelevanceBar: 0.15, KeywordBar: 0.28}
+	scripts := Config{RelevanceBar: 0.2, KeywordBar: 0.28, VectorBar: 0.28, NonLatinBar: 0.37, NonLatinVectorBar: 0.53}
+	halfScripts := Config{RelevanceBar: 0.2, KeywordBar: 0.28, VectorBar: 0.28, NonLatinBar: 0.37}
+	const (
+		english = "how do we deploy to staging"
+		greek   = "TNF-α and IL-1 are pro-inflammatory cytokines" // 0.97 Latin
+		chinese = "如何配置 Nginx 反向代理？"
+		terms   = "Kubernetes 的 Ingress 怎么设置 TLS？" // 0.67 Latin
+	)
 	cases := []struct {
-		cfg      Config
-		strategy string
-		want     float64
+		cfg             Config
+		strategy, query string
+		want            float64
 	}{
-		{measured, memory.StrategyHybrid, 0.16},
-		{measured, memory.StrategyBM25, 0.28},
-		{measured, memory.StrategyVector, 0.3},
-		{measured, memory.StrategyNative, 0.16},
-		{unmeasured, memory.StrategyVector, 0.15},
-		{unmeasured, memory.StrategyBM25, 0.28},
+		{measured, memory.StrategyHybrid, english, 0.16},
+		{measured, memory.StrategyBM25, english, 0.28},
+		{measured, memory.StrategyVector, english, 0.3},
+		{measured, memory.StrategyNative, english, 0.16},
+		{measured, memory.StrategyHybrid, chinese, 0.16},
+		{unmeasured, memory.StrategyVector, english, 0.15},
+		{unmeasured, memory.StrategyBM25, english, 0.28},
+		{scripts, memory.StrategyHybrid, english, 0.2},
+		{scripts, memory.StrategyHybrid, greek, 0.2},
+		{scripts, memory.StrategyVector, greek, 0.28},
+		{scripts, memory.StrategyHybrid, chinese, 0.37},
+		{scripts, memory.StrategyNative, terms, 0.37},
+		{scripts, memory.StrategyVector, chinese, 0.53},
+		{scripts, memory.StrategyVector, terms, 0.53},
+		{scripts, memory.StrategyBM25, chinese, 0.28},
+		{halfScripts, memory.StrategyVector, chinese, 0.28},
+		{halfScripts, memory.StrategyHybrid, chinese, 0.37},
 	}
 	for _, c := range cases {
-		if got := c.cfg.Bar(c.strategy); got != c.want {
-			t.Errorf("%+v Bar(%s) = %v, want %v", c.cfg, c.strategy, got, c.want)
+		if got := c.cfg.Bar(c.strategy, c.query); got != c.want {
+			t.Errorf("%+v Bar(%s, %q) = %v, want %v", c.cfg, c.strategy, c.query, got, c.want)
 		}
 	}
 }

@@ -441,23 +441,42 @@ func (r *run) mmr(cands []*candidate) []*candidate {
 	return out
 }
 
-// Bar is the model's relevance bar for a strategy: the keyword bar when only
-// the BM25 leg ran, the vector-only bar when only the vector leg ran, else
-// the model's.
-func (c Config) Bar(strategy string) float64 {
+// LatinShare is the share of a query's letters (embed.Scripts.Share) in
+// the Latin script from which the model's Latin bars apply to it, not its
+// non-Latin ones (Config.NonLatinBar). The Latin bars are measured on
+// English questions, among which SciFact's naming a Greek letter (TNF-α)
+// are at least 0.967 Latin; the non-Latin ones on Chinese questions, of
+// which those naming English terms ("Kubernetes 的 Ingress 怎么设置 TLS？")
+// are at most 0.67 Latin.
+const LatinShare = 0.9
+
+// Bar is the model's relevance bar for a strategy and a query: the keyword
+// bar when only the BM25 leg ran, the vector-only bar when only the vector
+// leg ran, else the model's; each the non-Latin one, where the model has
+// one, for a query less than LatinShare Latin.
+func (c Config) Bar(strategy, query string) float64 {
+	both, vector := c.RelevanceBar, c.VectorBar
+	if (c.NonLatinBar > 0 || c.NonLatinVectorBar > 0) && embed.Latin.Share(query) < LatinShare {
+		if c.NonLatinBar > 0 {
+			both = c.NonLatinBar
+		}
+		if c.NonLatinVectorBar > 0 {
+			vector = c.NonLatinVectorBar
+		}
+	}
 	switch {
 	case strategy == memory.StrategyBM25:
 		return c.KeywordBar
-	case strategy == memory.StrategyVector && c.VectorBar > 0:
-		return c.VectorBar
+	case strategy == memory.StrategyVector && vector > 0:
+		return vector
 	}
-	return c.RelevanceBar
+	return both
 }
 
 // finish applies the relevance bar and the limit and builds the results.
 func (r *run) finish(cands []*candidate) {
 	t0 := time.Now()
-	r.resp.RelevanceBar = r.s.Bar(r.resp.Strategy)
+	r.resp.RelevanceBar = r.s.Bar(r.resp.Strategy, r.window)
 	if r.resp.Strategy == memory.StrategyBM25 && r.q.Mode != memory.ModeBM25 {
 		r.degrade("relevance", r.keywordOnly())
 	}
@@ -490,7 +509,7 @@ func (r *run) finish(cands []*candidate) {
 func (r *run) keywordOnly() error {
 	msg := fmt.Sprintf("keyword-only: relevance is the keyword part alone, and relevance_bar is the keyword-only bar %g", r.s.KeywordBar)
 	if r.s.Embedder != nil {
-		msg += fmt.Sprintf(" (the model's %g is for both legs)", r.s.RelevanceBar)
+		msg += fmt.Sprintf(" (the model's %g is for both legs)", r.s.Bar(memory.StrategyHybrid, r.window))
 	}
 	if r.q.MinRelevance > 0 {
 		msg += fmt.Sprintf("; this search applied min_relevance %g", r.q.MinRelevance)
