@@ -156,10 +156,10 @@ var modelDefaults = []struct {
 	// their gold turn (p10 .796). Chinese texts score higher still: on the
 	// Chinese set (testdata/relevance/zh) gold memories reach .882 and the
 	// best memory of an absent-topic query .859 (p90 .879), so the bars of a
-	// query less than .9 Latin are their own (stop 46). From
-	// one engram eval --dataset delivery --per-query run and the Chinese set's
-	// candidates, swept offline over paraphrase weights 0-1 and floors
-	// .7-.8: paraphrase .7, floor .75. Latin-script bar .20, the smallest
+	// query less than .9 Latin are their own (stop 46). From one engram eval
+	// --dataset delivery --per-query run and the Chinese set's candidates,
+	// swept offline over paraphrase weights 0-1 and floors .7-.8:
+	// paraphrase .7, floor .75. Latin-script bar .20, the smallest
 	// leaving 90% of each English absent-topic set empty: a gold turn for
 	// 61.1% of answerable LoCoMo questions, a relevant abstract for 81.0% of
 	// SciFact's, 91.8% and 93.1% empty (the bar .26 shipped before, set by

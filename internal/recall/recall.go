@@ -74,9 +74,9 @@ type Config struct {
 	RelevanceBar, KeywordBar, VectorBar float64
 	// NonLatinBar and NonLatinVectorBar, when above 0, stand for
 	// RelevanceBar and VectorBar for a query less than LatinShare of whose
-	// letters are Latin: a multilingual
-	// model's cosines between such texts sit elsewhere than between English
-	// ones, so its bars for them are measured apart.
+	// letters are Latin: a multilingual model's cosines between such texts
+	// sit elsewhere than between English ones, so its bars for them are
+	// measured apart.
 	NonLatinBar, NonLatinVectorBar float64
 	// Fusion is the fusion a query gets when it names none (default rrf): a
 	// model's default, like its weight (see the root package's ModelDefaults).
