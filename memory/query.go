@@ -102,8 +102,9 @@ type Response struct {
 	Degraded  []Degraded         `json:"degraded"`
 	TimingsMS map[string]float64 `json:"timings_ms"`
 	// RelevanceBar is the embedding model's relevance bar for the strategy
-	// that ran: a result at or above it is relevant, and only those count as
-	// a use. MinRelevance is the bar this search applied (0: none), and
+	// that ran (and, for a model with bars of its own for other scripts than
+	// Latin, the query's script): a result at or above it is relevant, and
+	// only those count as a use. MinRelevance is the bar this search applied (0: none), and
 	// BelowBar how many candidates it dropped.
 	RelevanceBar float64 `json:"relevance_bar"`
 	MinRelevance float64 `json:"min_relevance,omitempty"`

@@ -673,7 +673,7 @@ export interface components {
             timings_ms: {
                 [key: string]: number;
             };
-            /** @description the embedding model's relevance bar for the strategy that ran: results at or above it are relevant and count as a use */
+            /** @description the embedding model's relevance bar for the strategy that ran (and, for a model with bars of its own for other scripts, the query's script): results at or above it are relevant and count as a use */
             relevance_bar?: number;
             /** @description the bar this search applied */
             min_relevance?: number;
