@@ -36,12 +36,8 @@ func storeEmbedder(ctx context.Context, be backend.Backend, def embed.Embedder, 
 	if model == "" || model == def.Model() {
 		return def
 	}
-	for _, name := range embed.Registered() {
-		if name == embed.Builtin {
-			continue
-		}
-		e, err := embed.Open(name)
-		if err == nil && embed.IsInProcess(e) && e.Model() == model {
+	for _, e := range embed.Each() {
+		if embed.IsInProcess(e) && e.Model() == model {
 			log.Debug("the store keeps its built-in model", "model", model, "default", def.Model())
 			return e
 		}

@@ -3,6 +3,7 @@ package embed
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -68,4 +69,20 @@ func Open(name string) (Embedder, error) {
 		return nil, fmt.Errorf("embedder %q: %w%s", key, ErrNotRegistered, hint)
 	}
 	return open()
+}
+
+// Each yields every registered embedder by name, in name order, but for
+// Builtin (another name for one of them) and any that fails to open: the
+// models a program could be switched to.
+func Each() iter.Seq2[string, Embedder] {
+	return func(yield func(string, Embedder) bool) {
+		for _, name := range Registered() {
+			if name == Builtin {
+				continue
+			}
+			if e, err := Open(name); err == nil && !yield(name, e) {
+				return
+			}
+		}
+	}
 }

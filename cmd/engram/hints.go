@@ -51,11 +51,8 @@ func degradedHint(d memory.Degraded) string {
 // whose model left out a query or memories it cannot read.
 func readerHint() string {
 	var names []string
-	for _, n := range embed.Registered() {
-		if n == embed.Builtin {
-			continue
-		}
-		if e, err := embed.Open(n); err == nil && embed.ScriptsOf(e) == nil {
+	for n, e := range embed.Each() {
+		if embed.ScriptsOf(e) == nil {
 			names = append(names, "ENGRAM_EMBEDDER="+n)
 		}
 	}
