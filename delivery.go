@@ -20,9 +20,11 @@ const (
 	// DefaultInjectNeighbours is how many turns before and after a memory of
 	// an episode inject shows with it: the answer with its question.
 	DefaultInjectNeighbours = 1
-	// DefaultInjectRelevance is the built-in model's relevance bar, kept for
-	// callers that named it: the bar is the embedding model's
-	// (ModelDefault.Relevance, KeywordRelevance for a keyword-only search).
+	// DefaultInjectRelevance was the built-in model's relevance bar while
+	// that was all-MiniLM-L6-v2, kept for callers that named it: the bar is
+	// the embedding model's (ModelDefault.Relevance, or its non-Latin bar for
+	// a query less than nine tenths Latin; KeywordRelevance for a
+	// keyword-only search).
 	DefaultInjectRelevance = 0.165
 )
 

@@ -47,6 +47,7 @@ func TestInjectJSON(t *testing.T) {
 			Explain struct{ Relevance float64 }
 		}
 		Text, Strategy string
+		MinRelevance   float64 `json:"min_relevance"`
 	}
 	if err := json.Unmarshal([]byte(out), &inj); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
@@ -54,9 +55,17 @@ func TestInjectJSON(t *testing.T) {
 	if len(inj.Results) == 0 || inj.Results[0].ID != "01HZX0000000000000000DEPLOY" || !strings.Contains(inj.Text, "OPS-4512") {
 		t.Fatalf("inject: %s", out)
 	}
+	// The bar applied is the default model's, and every result clears it.
+	emb, err := engram.BuiltinEmbedder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := engram.ModelDefaults(emb.Model()).Relevance; inj.MinRelevance != want {
+		t.Errorf("min_relevance %v, want the default model's bar %v", inj.MinRelevance, want)
+	}
 	for _, r := range inj.Results {
-		if r.Explain.Relevance < engram.DefaultInjectRelevance {
-			t.Errorf("%s below the default bar: %v", r.ID, r.Explain.Relevance)
+		if r.Explain.Relevance < inj.MinRelevance {
+			t.Errorf("%s below the bar %v: %v", r.ID, inj.MinRelevance, r.Explain.Relevance)
 		}
 	}
 }
