@@ -455,19 +455,14 @@ const LatinShare = 0.9
 // leg ran, else the model's; each the non-Latin one, where the model has
 // one, for a query less than LatinShare Latin.
 func (c Config) Bar(strategy, query string) float64 {
+	if strategy == memory.StrategyBM25 {
+		return c.KeywordBar
+	}
 	both, vector := c.RelevanceBar, c.VectorBar
 	if (c.NonLatinBar > 0 || c.NonLatinVectorBar > 0) && embed.Latin.Share(query) < LatinShare {
-		if c.NonLatinBar > 0 {
-			both = c.NonLatinBar
-		}
-		if c.NonLatinVectorBar > 0 {
-			vector = c.NonLatinVectorBar
-		}
+		both, vector = cmp.Or(c.NonLatinBar, both), cmp.Or(c.NonLatinVectorBar, vector)
 	}
-	switch {
-	case strategy == memory.StrategyBM25:
-		return c.KeywordBar
-	case strategy == memory.StrategyVector && vector > 0:
+	if strategy == memory.StrategyVector && vector > 0 {
 		return vector
 	}
 	return both
